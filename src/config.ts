@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+const PARSE_PROVIDER_NAMES = ['builtin'] as const;
+const TRANSCRIBE_PROVIDER_NAMES = ['openai'] as const;
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const seconds = (def: number) => z.coerce.number().positive().max(7 * 24 * 3600).default(def);
+const list = (allowed: readonly string[]) =>
+  z
+    .string()
+    .transform((s) => s.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean))
+    .pipe(z.array(z.enum(allowed as [string, ...string[]])));
+const url = z.url({ protocol: /^https?$/ });
+
+/** Every environment variable the service reads, with its default. One line of doc each in README. */
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /** PostgreSQL connection string; unset: embedded PGlite in MEDIAGATE_DATA_DIR. */
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  MEDIAGATE_DATA_DIR: z.string().min(1).default('./.mediagate'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Server secret for hashing API keys (≥ 32 characters). */
+  API_KEY_PEPPER: z.string().min(32, 'must be at least 32 characters').optional(),
+  PARSE_PROVIDERS: list(PARSE_PROVIDER_NAMES).default(['builtin']),
+  TRANSCRIBE_PROVIDERS: list(TRANSCRIBE_PROVIDER_NAMES).optional(),
+  OPENAI_BASE_URL: url.default('https://api.openai.com/v1'),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_TRANSCRIBE_MODEL: z.string().min(1).default('whisper-1'),
+  /** Largest audio upload an OpenAI-compatible server accepts (OpenAI: 25 MB). */
+  OPENAI_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  PARSE_TIMEOUT_SECONDS: seconds(60),
+  TRANSCRIBE_TIMEOUT_SECONDS: seconds(3600),
+  SWEEP_INTERVAL_SECONDS: seconds(30),
+  PRICE_PARSE_CREDITS: z.coerce.number().int().min(0).default(1),
+  PRICE_TRANSCRIBE_CREDITS_PER_MINUTE: z.coerce.number().int().min(0).default(1),
+  /** host:port entries that caller URLs may reach although private or loopback. */
+  FETCH_ALLOW_HOSTS: z
+    .string()
+    .transform((s) => s.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/, 'entries must be host:port')))
+    .default([]),
+  /** Largest page (HTML) the builtin parser reads. */
+  PAGE_MAX_BYTES: z.coerce.number().int().positive().default(5 * 1024 * 1024),
+  /** Largest media file downloaded for transcription. */
+  MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
+  GRAPHQL_INTROSPECTION: bool.optional(),
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().positive().default(15),
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(1000),
+  FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
+  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
+});
+
+export type Config = Readonly<{
+  env: 'development' | 'production' | 'test';
+  databaseUrl: string | null;
+  dataDir: string;
+  host: string;
+  port: number;
+  logLevel: string;
+  apiKeyPepper: string;
+  parseProviders: readonly string[];
+  transcribeProviders: readonly string[];
+  openai: Readonly<{ baseUrl: string; apiKey: string | null; model: string; maxUploadBytes: number }>;
+  parseTimeoutMs: number;
+  transcribeTimeoutMs: number;
+  sweepIntervalMs: number;
+  prices: Readonly<{ parse: number; transcribePerMinute: number }>;
+  fetchAllowHosts: readonly string[];
+  pageMaxBytes: number;
+  mediaMaxBytes: number;
+  graphql: Readonly<{ introspection: boolean; maxDepth: number; maxAliases: number; maxTokens: number }>;
+  ffmpegPath: string;
+  ffprobePath: string;
+}>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the environment once; lists every problem at once. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const raw = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(raw);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+  if (e.NODE_ENV === 'production' && !e.API_KEY_PEPPER) problems.push('API_KEY_PEPPER: required when NODE_ENV=production');
+  const transcribeProviders =
+    e.TRANSCRIBE_PROVIDERS ?? (e.OPENAI_API_KEY || env.OPENAI_BASE_URL ? ['openai'] : []);
+  if (problems.length) throw new ConfigError(problems);
+
+  const dataDir = resolve(e.MEDIAGATE_DATA_DIR);
+  const config: Config = {
+    env: e.NODE_ENV,
+    databaseUrl: e.DATABASE_URL ?? null,
+    dataDir,
+    host: e.HOST,
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+    apiKeyPepper: overrides.apiKeyPepper ?? e.API_KEY_PEPPER ?? localPepper(dataDir),
+    parseProviders: e.PARSE_PROVIDERS,
+    transcribeProviders,
+    openai: {
+      baseUrl: e.OPENAI_BASE_URL.replace(/\/+$/, ''),
+      apiKey: e.OPENAI_API_KEY ?? null,
+      model: e.OPENAI_TRANSCRIBE_MODEL,
+      maxUploadBytes: e.OPENAI_MAX_UPLOAD_BYTES,
+    },
+    parseTimeoutMs: e.PARSE_TIMEOUT_SECONDS * 1000,
+    transcribeTimeoutMs: e.TRANSCRIBE_TIMEOUT_SECONDS * 1000,
+    sweepIntervalMs: e.SWEEP_INTERVAL_SECONDS * 1000,
+    prices: { parse: e.PRICE_PARSE_CREDITS, transcribePerMinute: e.PRICE_TRANSCRIBE_CREDITS_PER_MINUTE },
+    fetchAllowHosts: e.FETCH_ALLOW_HOSTS,
+    pageMaxBytes: e.PAGE_MAX_BYTES,
+    mediaMaxBytes: e.MEDIA_MAX_BYTES,
+    graphql: {
+      introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxAliases: e.GRAPHQL_MAX_ALIASES,
+      maxTokens: e.GRAPHQL_MAX_TOKENS,
+    },
+    ffmpegPath: e.FFMPEG_PATH,
+    ffprobePath: e.FFPROBE_PATH,
+    ...overrides,
+  };
+  return Object.freeze(config);
+}
+
+/** Outside production an unset pepper is generated once and kept beside the data, so keys survive restarts. */
+function localPepper(dataDir: string): string {
+  const file = join(dataDir, 'api-key-pepper');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const pepper = randomBytes(32).toString('base64url');
+  writeFileSync(file, pepper + '\n', { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  return pepper;
+}

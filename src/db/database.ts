@@ -1,0 +1,64 @@
+import { MikroORM } from '@mikro-orm/postgresql';
+import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Config } from '../config.js';
+import { startEmbedded, findRunningEmbedded, type EmbeddedDatabase } from './embedded.js';
+import { ENTITIES } from './entities.js';
+import { Migration20261122000000_initial } from './migrations/Migration20261122000000_initial.js';
+
+export const MIGRATIONS = [Migration20261122000000_initial];
+
+/** An open database: the ORM plus whatever embedded server backs it. */
+export interface Database {
+  orm: MikroORM;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Serve the embedded database to operator commands (what `mediagate serve` does). */
+  announce?: boolean;
+  /** Embedded only: keep it in memory (tests). */
+  inMemory?: boolean;
+}
+
+/** Opens the configured database: DATABASE_URL, a running server's embedded database, or PGlite directly. */
+export async function openDatabase(config: Config, options: OpenOptions = {}): Promise<Database> {
+  let clientUrl = config.databaseUrl;
+  let embedded: EmbeddedDatabase | null = null;
+  if (!clientUrl && !options.announce && !options.inMemory) clientUrl = findRunningEmbedded(config.dataDir);
+  const isEmbedded = !config.databaseUrl;
+  if (!clientUrl) {
+    embedded = await startEmbedded(options.inMemory ? null : config.dataDir, { announce: options.announce });
+    clientUrl = embedded.clientUrl;
+  }
+  const orm = await initOrm(clientUrl, isEmbedded ? 1 : 10);
+  return {
+    orm,
+    embedded: isEmbedded,
+    async close() {
+      await orm.close(true);
+      await embedded?.stop();
+    },
+  };
+}
+
+/** The ORM on one connection string. One connection for PGlite: it is a single session anyway. */
+export async function initOrm(clientUrl: string, poolSize: number): Promise<MikroORM> {
+  return MikroORM.init({
+    clientUrl,
+    entities: ENTITIES,
+    metadataProvider: ReflectMetadataProvider,
+    extensions: [Migrator],
+    migrations: { migrationsList: MIGRATIONS, snapshot: false, silent: true, transactional: true },
+    pool: { min: 0, max: poolSize },
+    allowGlobalContext: false,
+    debug: false,
+  });
+}
+
+/** Applies pending migrations; returns the names applied. */
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((m) => m.name);
+}

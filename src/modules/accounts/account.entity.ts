@@ -1,0 +1,25 @@
+import { ArrayType } from '@mikro-orm/core';
+import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { randomUUID } from 'node:crypto';
+
+/** Roles beyond an ordinary account holder. */
+export type AccountRole = 'admin' | 'analyst';
+
+/** A paying customer: owns keys, a membership, a credit balance and jobs. */
+@Entity({ tableName: 'account' })
+export class Account {
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @Property({ type: 'text' })
+  name!: string;
+
+  @Property({ type: 'text', nullable: true })
+  email: string | null = null;
+
+  @Property({ type: ArrayType })
+  roles: AccountRole[] = [];
+
+  @Property({ type: 'timestamptz' })
+  createdAt: Date = new Date();
+}
