@@ -1,4 +1,4 @@
-import { ArrayType } from '@mikro-orm/core';
+import { OptionalProps, ArrayType } from '@mikro-orm/core';
 import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { randomUUID } from 'node:crypto';
 
@@ -8,6 +8,8 @@ export type AccountRole = 'admin' | 'analyst';
 /** A paying customer: owns keys, a membership, a credit balance and jobs. */
 @Entity({ tableName: 'account' })
 export class Account {
+  [OptionalProps]?: 'id' | 'email' | 'roles' | 'createdAt';
+
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
 

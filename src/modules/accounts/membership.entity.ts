@@ -1,3 +1,4 @@
+import { OptionalProps } from '@mikro-orm/core';
 import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 
 export type MembershipStatus = 'active' | 'canceled';
@@ -5,6 +6,8 @@ export type MembershipStatus = 'active' | 'canceled';
 /** An account's monthly membership; active while status is active and period_end lies ahead. */
 @Entity({ tableName: 'membership' })
 export class Membership {
+  [OptionalProps]?: 'plan' | 'updatedAt';
+
   @PrimaryKey({ type: 'uuid', fieldName: 'account_id' })
   accountId!: string;
 

@@ -1,10 +1,12 @@
-import { ArrayType } from '@mikro-orm/core';
+import { OptionalProps, ArrayType } from '@mikro-orm/core';
 import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { randomUUID } from 'node:crypto';
 
 /** An API key. Only an HMAC of its secret is stored; the full key is shown once, at creation. */
 @Entity({ tableName: 'api_key' })
 export class ApiKey {
+  [OptionalProps]?: 'id' | 'scopes' | 'createdAt' | 'lastUsedAt' | 'revokedAt';
+
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
 

@@ -1,4 +1,4 @@
-import { BigIntType } from '@mikro-orm/core';
+import { OptionalProps, BigIntType } from '@mikro-orm/core';
 import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 
 export const CREDIT_ENTRY_KINDS = ['GRANT', 'HOLD', 'CAPTURE', 'RELEASE', 'ADJUST', 'EXPIRE'] as const;
@@ -7,6 +7,8 @@ export type CreditEntryKind = (typeof CREDIT_ENTRY_KINDS)[number];
 /** One line of the append-only ledger. Entries are never updated: a hold is resolved by a new entry. */
 @Entity({ tableName: 'credit_entry' })
 export class CreditEntry {
+  [OptionalProps]?: 'id' | 'jobId' | 'reason' | 'createdAt';
+
   @PrimaryKey({ type: new BigIntType('number'), autoincrement: true })
   id!: number;
 

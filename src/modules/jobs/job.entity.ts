@@ -1,4 +1,4 @@
-import { BigIntType } from '@mikro-orm/core';
+import { OptionalProps, BigIntType } from '@mikro-orm/core';
 import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 
 export const JOB_STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
@@ -8,6 +8,8 @@ export type JobOperation = 'PARSE' | 'TRANSCRIBE';
 /** One parse or transcription task, with the hold it placed and what it finally charged. */
 @Entity({ tableName: 'job' })
 export class Job {
+  [OptionalProps]?: 'apiKeyId' | 'result' | 'errorCode' | 'errorMessage' | 'provider' | 'holdAmount' | 'creditsCharged' | 'idempotencyKey' | 'requestHash' | 'progress' | 'createdAt' | 'startedAt' | 'finishedAt';
+
   @PrimaryKey({ type: 'uuid' })
   id!: string;
 

@@ -1,0 +1,84 @@
+import 'reflect-metadata';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { AppError } from './errors.js';
+import type { GqlContext } from './graphql/context.js';
+import { formatGraphqlError } from './graphql/errors.js';
+import { aliasLimit, depthLimit } from './graphql/limits.js';
+import { buildGraphqlSchema } from './graphql/schema.js';
+import { requestContext } from './modules/auth.js';
+import { toErrorResponse } from './rest/error-body.js';
+import { registerRestRoutes } from './rest/routes.js';
+import type { Services } from './services.js';
+
+export interface AppDeps {
+  services: Services;
+  orm: MikroORM;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The HTTP server with both doors; used by `mediagate serve` and by the tests. */
+export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInstance> {
+  const { config, log } = services;
+  const app = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    // A caller's request id is kept when it is harmless, so logs can be joined across systems.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    disableRequestLogging: config.env === 'test',
+    bodyLimit: 1024 * 1024,
+  });
+  // Only JSON bodies: anything else is 415.
+  app.removeContentTypeParser('text/plain');
+
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const { status, body, known } = toErrorResponse(err, req.id);
+    if (!known) req.log.error({ err }, 'unhandled error');
+    return reply.status(status).type('application/json; charset=utf-8').send(body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const { status, body } = toErrorResponse(new AppError('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}.`), req.id);
+    return reply.status(status).send(body);
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    try {
+      await orm.em.getConnection().execute('select 1');
+      return { status: 'ready' };
+    } catch {
+      return reply.status(503).send({ status: 'unavailable', reason: 'database' });
+    }
+  });
+
+  const apollo = new ApolloServer<GqlContext>({
+    schema: await buildGraphqlSchema(),
+    formatError: formatGraphqlError(log),
+    includeStacktraceInErrorResponses: false,
+    introspection: config.graphql.introspection,
+    allowBatchedHttpRequests: false,
+    validationRules: [depthLimit(config.graphql.maxDepth), aliasLimit(config.graphql.maxAliases)],
+    parseOptions: { maxTokens: config.graphql.maxTokens },
+    plugins: [fastifyApolloDrainPlugin(app), ...(config.graphql.introspection ? [] : [ApolloServerPluginLandingPageDisabled()])],
+    logger: log,
+  });
+  await apollo.start();
+  await app.register(fastifyApollo(apollo), {
+    path: '/graphql',
+    context: async (req) => ({ ...requestContext(services.apiKeys, req.headers.authorization, req.id), services }),
+  });
+
+  registerRestRoutes(app, services);
+  return app;
+}

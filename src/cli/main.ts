@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+import 'reflect-metadata';
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { migrate, openDatabase } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { createLogger } from '../logger.js';
+import { startServer } from '../server.js';
+import { createServices, type Services } from '../services.js';
+
+const program = new Command('mediagate')
+  .description('mediagate operator commands')
+  .option('--json', 'print one JSON object instead of text')
+  .showHelpAfterError();
+
+const int = (label: string) => (v: string) => {
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`${label} must be a whole number.`);
+  return Number(v);
+};
+
+/** Runs one command against the database (through a running server's embedded database when there is one). */
+async function withServices<T>(fn: (s: Services, config: Config) => Promise<T>): Promise<void> {
+  const config = loadConfig(process.env, {});
+  const log = createLogger({ logLevel: process.env.LOG_LEVEL ?? 'warn' });
+  const db = await openDatabase(config);
+  try {
+    await migrate(db.orm);
+    const services = createServices(config, db.orm, log);
+    const out = await fn(services, config);
+    print(out);
+    await services.close();
+  } finally {
+    await db.close();
+  }
+}
+
+function print(out: unknown): void {
+  if (program.opts().json) {
+    process.stdout.write(JSON.stringify(out) + '\n');
+    return;
+  }
+  process.stdout.write(human(out) + '\n');
+}
+
+function human(out: unknown, indent = ''): string {
+  if (Array.isArray(out)) return out.length ? out.map((o) => human(o, indent)).join('\n\n') : `${indent}(none)`;
+  if (out && typeof out === 'object' && !(out instanceof Date)) {
+    return Object.entries(out)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => (v && typeof v === 'object' && !(v instanceof Date) ? `${indent}${k}:\n${human(v, indent + '  ')}` : `${indent}${k}: ${v instanceof Date ? v.toISOString() : v}`))
+      .join('\n');
+  }
+  return `${indent}${String(out)}`;
+}
+
+const keyView = (k: { id: string; accountId: string; name: string; last4: string; scopes: string[]; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null }) => ({
+  id: k.id,
+  accountId: k.accountId,
+  name: k.name,
+  last4: k.last4,
+  scopes: k.scopes,
+  createdAt: k.createdAt,
+  lastUsedAt: k.lastUsedAt,
+  revokedAt: k.revokedAt,
+});
+
+program
+  .command('serve')
+  .description('serve the HTTP API (GraphQL at /graphql, REST at /api/*)')
+  .action(async () => {
+    const config = loadConfig();
+    const server = await startServer(config);
+    const stop = async (signal: string) => {
+      server.services.log.info({ signal }, 'shutting down');
+      await server.stop();
+      process.exit(0);
+    };
+    process.once('SIGINT', () => void stop('SIGINT'));
+    process.once('SIGTERM', () => void stop('SIGTERM'));
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations')
+  .action(async () => {
+    const config = loadConfig();
+    const db = await openDatabase(config);
+    try {
+      print({ applied: await migrate(db.orm) });
+    } finally {
+      await db.close();
+    }
+  });
+
+const account = program.command('account').description('accounts');
+account
+  .command('create')
+  .description('create an account')
+  .requiredOption('--name <name>', 'account name')
+  .option('--email <email>', 'contact email')
+  .option('--credits <n>', 'initial credits', int('credits'))
+  .option('--membership-days <d>', 'start a membership for D days', int('membership-days'))
+  .action((o: { name: string; email?: string; credits?: number; membershipDays?: number }) =>
+    withServices((s) => s.accounts.create({ name: o.name, email: o.email, credits: o.credits, membershipDays: o.membershipDays })),
+  );
+
+const membership = program.command('membership').description('memberships');
+membership
+  .command('set <accountId>')
+  .description('activate or extend the membership until a date')
+  .requiredOption('--until <isoDate>', 'end of the paid period, ISO-8601')
+  .action((accountId: string, o: { until: string }) => withServices((s) => s.accounts.setMembership(accountId, new Date(o.until))));
+membership
+  .command('cancel <accountId>')
+  .description('cancel the membership now')
+  .action((accountId: string) => withServices((s) => s.accounts.cancelMembership(accountId)));
+
+program
+  .command('credits')
+  .description('credits')
+  .command('grant <accountId> <amount>')
+  .description('add credits to an account')
+  .option('--reason <text>', 'why, for the ledger')
+  .action((accountId: string, amount: string, o: { reason?: string }) =>
+    withServices(async (s) => {
+      await s.accounts.view(accountId);
+      if (!/^\d+$/.test(amount)) throw new AppError('INVALID_INPUT', 'amount must be a positive whole number.', { amount: 'must be a positive integer' });
+      const available = await s.ledger.grant(accountId, Number(amount), o.reason ?? null);
+      return { accountId, granted: Number(amount), available };
+    }),
+  );
+
+const key = program.command('key').description('API keys');
+key
+  .command('create <accountId>')
+  .description('create an API key (the secret is printed once)')
+  .option('--name <name>', 'a label for the key', 'default')
+  .option('--scope <scope...>', 'limit the key to these scopes (parse, transcribe, read, keys)')
+  .action((accountId: string, o: { name: string; scope?: string[] }) =>
+    withServices(async (s) => {
+      await s.accounts.view(accountId);
+      const created = await s.apiKeys.create(accountId, o.name, o.scope);
+      return { ...keyView(created.apiKey), key: created.key };
+    }),
+  );
+key
+  .command('revoke <keyId>')
+  .description('revoke an API key; it stops working on the next request')
+  .action((keyId: string) => withServices(async (s) => keyView(await s.apiKeys.revoke(keyId))));
+key
+  .command('list <accountId>')
+  .description("list an account's keys")
+  .action((accountId: string) =>
+    withServices(async (s) => {
+      await s.accounts.view(accountId);
+      const keys = (await s.apiKeys.list(accountId)).map(keyView);
+      return program.opts().json ? { keys } : keys;
+    }),
+  );
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  const json = program.opts().json;
+  let code = 'INTERNAL_ERROR';
+  let message = err instanceof Error ? err.message : String(err);
+  let details: unknown;
+  if (err instanceof AppError) ({ code, message, details } = err);
+  else if (err instanceof ConfigError) code = 'INVALID_CONFIGURATION';
+  if (json) process.stdout.write(JSON.stringify({ error: { code, message, ...(details ? { details } : {}) } }) + '\n');
+  else process.stderr.write(`mediagate: ${message}${details ? `\n${JSON.stringify(details, null, 2)}` : ''}\n`);
+  process.exit(err instanceof AppError ? 1 : 2);
+});

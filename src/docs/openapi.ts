@@ -1,0 +1,190 @@
+import { z } from 'zod';
+import { ERROR_CATALOGUE, ERROR_CODES } from '../errors.js';
+import { parseInputSchema } from '../modules/parse/parse.service.js';
+import { transcribeInputSchema } from '../modules/transcription/transcription.service.js';
+
+const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
+const str = { type: 'string' };
+const int = { type: 'integer' };
+const num = { type: 'number' };
+
+const mediaFormat = {
+  type: 'object',
+  required: ['url', 'kind', 'container', 'width', 'height', 'hasAudio', 'hasVideo', 'expiresAt', 'headers'],
+  properties: {
+    url: { type: 'string', format: 'uri' },
+    kind: { type: 'string', enum: ['video', 'audio', 'image'] },
+    container: nullable(str),
+    width: nullable(int),
+    height: nullable(int),
+    hasAudio: { type: 'boolean' },
+    hasVideo: { type: 'boolean' },
+    expiresAt: nullable({ type: 'string', format: 'date-time' }),
+    headers: nullable({ type: 'object', additionalProperties: str }),
+    audio: nullable({ $ref: '#/components/schemas/MediaFormat' }),
+  },
+};
+
+const credits = {
+  type: 'object',
+  required: ['charged', 'balance'],
+  properties: { charged: int, balance: int },
+};
+
+const parseResponse = {
+  type: 'object',
+  required: ['id', 'status', 'url', 'mode', 'quality', 'media', 'alternatives', 'items', 'cover', 'metadata', 'provider', 'credits'],
+  properties: {
+    id: { type: 'string', description: 'job id' },
+    status: { type: 'string', enum: ['SUCCEEDED'] },
+    url: str,
+    mode: str,
+    quality: str,
+    media: { $ref: '#/components/schemas/MediaFormat' },
+    alternatives: { type: 'array', items: { $ref: '#/components/schemas/MediaFormat' } },
+    items: { type: 'array', items: { $ref: '#/components/schemas/MediaFormat' } },
+    cover: nullable({ type: 'object', required: ['url'], properties: { url: str, width: nullable(int), height: nullable(int) } }),
+    metadata: {
+      type: 'object',
+      properties: {
+        title: nullable(str),
+        author: nullable(str),
+        durationSeconds: nullable(num),
+        publishedAt: nullable(str),
+        description: nullable(str),
+        site: nullable(str),
+      },
+    },
+    provider: str,
+    credits: { $ref: '#/components/schemas/Credits' },
+  },
+};
+
+const transcriptionResponse = {
+  type: 'object',
+  required: ['id', 'status', 'mediaUrl', 'language', 'durationSeconds', 'text', 'segments', 'provider', 'credits'],
+  properties: {
+    id: { type: 'string', description: 'job id' },
+    status: { type: 'string', enum: ['SUCCEEDED'] },
+    mediaUrl: str,
+    language: nullable(str),
+    durationSeconds: nullable(num),
+    text: str,
+    segments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'start', 'end', 'text', 'speaker'],
+        properties: { index: int, start: num, end: num, text: str, speaker: nullable(str) },
+      },
+    },
+    provider: str,
+    credits: { $ref: '#/components/schemas/Credits' },
+  },
+};
+
+const errorBody = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message', 'requestId'],
+      properties: {
+        code: { type: 'string', enum: ERROR_CODES },
+        message: str,
+        details: { type: 'object', additionalProperties: true },
+        requestId: str,
+      },
+    },
+  },
+};
+
+/** Error responses of an operation, by status, from the contract's catalogue. */
+function errors(codes: (keyof typeof ERROR_CATALOGUE)[]) {
+  const byStatus = new Map<number, string[]>();
+  for (const code of codes) byStatus.set(ERROR_CATALOGUE[code].status, [...(byStatus.get(ERROR_CATALOGUE[code].status) ?? []), code]);
+  return Object.fromEntries(
+    [...byStatus.entries()].sort(([a], [b]) => a - b).map(([status, cs]) => [
+      String(status),
+      { description: cs.join(' | '), content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    ]),
+  );
+}
+
+const COMMON = ['INVALID_INPUT', 'UNAUTHENTICATED', 'INSUFFICIENT_CREDITS', 'MEMBERSHIP_REQUIRED', 'FORBIDDEN', 'UNSUPPORTED_MEDIA_TYPE', 'URL_NOT_ALLOWED', 'NO_MEDIA_FOUND', 'CONTENT_UNAVAILABLE', 'INTERNAL_ERROR', 'PROVIDER_ERROR', 'PROVIDER_UNAVAILABLE', 'PROVIDER_TIMEOUT'] as const;
+
+/** The OpenAPI document of the REST shims, generated from the same schemas the services validate with. */
+export function buildOpenApi(): Record<string, unknown> {
+  const input = (schema: z.ZodType) => {
+    const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+    return rest;
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'mediagate REST API',
+      version: '1.0.0',
+      description: 'The REST shims of mediagate. They run the same operations as the GraphQL mutations parse and transcribe.',
+    },
+    servers: [{ url: 'http://localhost:4000' }],
+    security: [{ bearer: [] }],
+    paths: {
+      '/api/parse': {
+        post: {
+          operationId: 'parse',
+          summary: 'Resolve a public video-page URL into direct media and metadata',
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ParseRequest' } } } },
+          responses: {
+            '200': { description: 'Parsed', content: { 'application/json': { schema: { $ref: '#/components/schemas/ParseResponse' } } } },
+            ...errors([...COMMON]),
+          },
+        },
+      },
+      '/api/transcribe': {
+        post: {
+          operationId: 'transcribe',
+          summary: 'Transcribe a media URL into text with timestamped segments',
+          parameters: [
+            { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'] }, description: 'srt or vtt returns a subtitle file; Accept: application/x-subrip or text/vtt does the same' },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/TranscribeRequest' } } } },
+          responses: {
+            '200': {
+              description: 'Transcribed',
+              content: {
+                'application/json': { schema: { $ref: '#/components/schemas/TranscriptionResponse' } },
+                'application/x-subrip': { schema: { type: 'string' } },
+                'text/vtt': { schema: { type: 'string' } },
+              },
+            },
+            ...errors([...COMMON]),
+          },
+        },
+      },
+      '/api/transcriptions/{file}': {
+        get: {
+          operationId: 'transcriptSubtitles',
+          summary: 'The subtitles of a finished transcription job: {id}.srt or {id}.vtt',
+          parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string', pattern: '^.+\\.(srt|vtt)$' } }],
+          responses: {
+            '200': { description: 'Subtitles', content: { 'application/x-subrip': { schema: { type: 'string' } }, 'text/vtt': { schema: { type: 'string' } } } },
+            ...errors(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND']),
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: mg_live_<id>_<secret>' } },
+      schemas: {
+        ParseRequest: input(parseInputSchema),
+        TranscribeRequest: input(transcribeInputSchema),
+        MediaFormat: mediaFormat,
+        Credits: credits,
+        ParseResponse: parseResponse,
+        TranscriptionResponse: transcriptionResponse,
+        Error: errorBody,
+      },
+    },
+  };
+}

@@ -1,0 +1,12 @@
+import { AppError } from '../errors.js';
+import type { Principal } from './api-keys/api-key.service.js';
+
+/** The work operations (parse, transcribe, jobs) need an active membership. */
+export function requireMembership(principal: Principal): void {
+  if (!principal.isMember) throw new AppError('MEMBERSHIP_REQUIRED');
+}
+
+/** A key created with fewer scopes may not do the rest. */
+export function requireScope(principal: Principal, scope: string): void {
+  if (!principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the "${scope}" scope.`);
+}

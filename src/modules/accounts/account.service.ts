@@ -1,0 +1,102 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AppError } from '../../errors.js';
+import type { LedgerService } from '../credits/ledger.service.js';
+import { CreditBalance } from '../credits/credit-balance.entity.js';
+import { Account } from './account.entity.js';
+import { Membership } from './membership.entity.js';
+
+export interface CreateAccountInput {
+  name: string;
+  email?: string | null;
+  credits?: number;
+  membershipDays?: number;
+}
+
+/** What `me` and the CLI show of an account. */
+export interface AccountView {
+  id: string;
+  name: string;
+  email: string | null;
+  createdAt: Date;
+  membership: { plan: string; status: string; periodEnd: Date; active: boolean } | null;
+  credits: { available: number; held: number };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Accounts and memberships: the operator's and the account area's side of the data. */
+export class AccountService {
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly ledger: LedgerService,
+  ) {}
+
+  async create(input: CreateAccountInput): Promise<AccountView> {
+    const name = input.name?.trim();
+    const problems: Record<string, string> = {};
+    if (!name || name.length > 200) problems.name = 'must be 1 to 200 characters';
+    if (input.email != null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.email)) problems.email = 'must be an email address';
+    if (input.credits !== undefined && (!Number.isSafeInteger(input.credits) || input.credits < 0)) problems.credits = 'must be a whole number ≥ 0';
+    if (input.membershipDays !== undefined && (!Number.isInteger(input.membershipDays) || input.membershipDays < 0 || input.membershipDays > 3660))
+      problems.membershipDays = 'must be a whole number of days from 0 to 3660';
+    if (Object.keys(problems).length) throw new AppError('INVALID_INPUT', 'The account is not valid.', problems);
+
+    const em = this.em();
+    const account = em.create(Account, { name: name!, email: input.email ?? null });
+    // The balance row exists from the start: the ledger's conditional updates need a row to lock.
+    em.create(CreditBalance, { accountId: account.id });
+    if (input.membershipDays) {
+      em.create(Membership, { accountId: account.id, status: 'active', periodEnd: new Date(Date.now() + input.membershipDays * 86_400_000) });
+    }
+    await em.flush();
+    if (input.credits) await this.ledger.grant(account.id, input.credits, 'initial credits');
+    return this.view(account.id);
+  }
+
+  async view(accountId: string): Promise<AccountView> {
+    const em = this.em();
+    const account = UUID.test(accountId) ? await em.findOne(Account, { id: accountId }) : null;
+    if (!account) throw new AppError('NOT_FOUND', 'No such account.');
+    const [membership, credits] = await Promise.all([em.findOne(Membership, { accountId }), this.ledger.balance(accountId)]);
+    return {
+      id: account.id,
+      name: account.name,
+      email: account.email,
+      createdAt: account.createdAt,
+      membership: membership && {
+        plan: membership.plan,
+        status: membership.status,
+        periodEnd: membership.periodEnd,
+        active: membership.isActive(),
+      },
+      credits,
+    };
+  }
+
+  /** Starts or extends the membership to `until`. */
+  async setMembership(accountId: string, until: Date): Promise<AccountView> {
+    if (Number.isNaN(until.getTime())) throw new AppError('INVALID_INPUT', 'until must be an ISO-8601 date', { until: 'must be an ISO-8601 date' });
+    await this.view(accountId);
+    const em = this.em();
+    const existing = await em.findOne(Membership, { accountId });
+    if (existing) {
+      existing.status = 'active';
+      existing.periodEnd = until;
+    } else {
+      em.create(Membership, { accountId, status: 'active', periodEnd: until });
+    }
+    await em.flush();
+    return this.view(accountId);
+  }
+
+  async cancelMembership(accountId: string): Promise<AccountView> {
+    await this.view(accountId);
+    const em = this.em();
+    const existing = await em.findOne(Membership, { accountId });
+    if (existing) {
+      existing.status = 'canceled';
+      await em.flush();
+    }
+    return this.view(accountId);
+  }
+}

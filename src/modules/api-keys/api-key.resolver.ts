@@ -1,0 +1,36 @@
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import type { GqlContext } from '../../graphql/context.js';
+import { requireScope } from '../access.js';
+import { ApiKeyType, CreatedApiKey } from './api-key.graphql.js';
+
+@Resolver()
+export class ApiKeyResolver {
+  @Query(() => [ApiKeyType], { description: "The caller's API keys" })
+  async apiKeys(@Ctx() ctx: GqlContext): Promise<ApiKeyType[]> {
+    const principal = await ctx.principal();
+    requireScope(principal, 'keys');
+    return ctx.services.apiKeys.list(principal.accountId);
+  }
+
+  @Mutation(() => CreatedApiKey, { description: 'Create a key for the caller’s account; `key` is shown this once only.' })
+  async createApiKey(
+    @Ctx() ctx: GqlContext,
+    @Arg('name', () => String, { nullable: true }) name?: string | null,
+    @Arg('scopes', () => [String], { nullable: true }) scopes?: string[] | null,
+  ): Promise<CreatedApiKey> {
+    const principal = await ctx.principal();
+    requireScope(principal, 'keys');
+    // A key cannot mint a key with more power than it has itself.
+    const wanted = scopes?.length ? scopes : [...principal.scopes];
+    const beyond = wanted.filter((s) => !principal.scopes.has(s));
+    if (beyond.length) requireScope(principal, beyond[0]);
+    return ctx.services.apiKeys.create(principal.accountId, name, wanted);
+  }
+
+  @Mutation(() => ApiKeyType, { description: 'Revoke one of the caller’s keys; it stops working on the next request.' })
+  async revokeApiKey(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<ApiKeyType> {
+    const principal = await ctx.principal();
+    requireScope(principal, 'keys');
+    return ctx.services.apiKeys.revoke(id, principal.accountId);
+  }
+}

@@ -1,0 +1,39 @@
+import { Field, Float, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { Connection } from '../../graphql/connection.js';
+import { Credits, DateTime, JSONObject } from '../../graphql/scalars.js';
+
+export enum JobStatusEnum {
+  QUEUED = 'QUEUED',
+  RUNNING = 'RUNNING',
+  SUCCEEDED = 'SUCCEEDED',
+  FAILED = 'FAILED',
+  CANCELED = 'CANCELED',
+}
+registerEnumType(JobStatusEnum, { name: 'JobStatus' });
+
+@ObjectType()
+export class JobErrorType {
+  @Field() code!: string;
+  @Field() message!: string;
+}
+
+@ObjectType({ description: 'One parse or transcription task' })
+export class JobType {
+  @Field(() => ID) id!: string;
+  @Field({ description: 'PARSE or TRANSCRIBE' }) operation!: string;
+  @Field(() => JobStatusEnum) status!: JobStatusEnum;
+  @Field(() => Float, { description: '0..1' }) progress!: number;
+  @Field(() => JSONObject) input!: Record<string, unknown>;
+  @Field(() => JSONObject, { nullable: true, description: 'The success body, as the operation returned it' })
+  result!: Record<string, unknown> | null;
+  @Field(() => JobErrorType, { nullable: true }) error!: JobErrorType | null;
+  @Field(() => String, { nullable: true }) provider!: string | null;
+  @Field(() => Credits, { description: 'Credits held while the job runs' }) creditsHeld!: number;
+  @Field(() => Credits) creditsCharged!: number;
+  @Field(() => DateTime) createdAt!: Date;
+  @Field(() => DateTime, { nullable: true }) startedAt!: Date | null;
+  @Field(() => DateTime, { nullable: true }) finishedAt!: Date | null;
+  @Field(() => DateTime) deadlineAt!: Date;
+}
+
+export const JobConnection = Connection(JobType, 'Job');

@@ -1,0 +1,48 @@
+import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import type { GqlContext } from '../../graphql/context.js';
+import type { Page } from '../../graphql/connection.js';
+import { requireScope } from '../access.js';
+import type { Job } from './job.entity.js';
+import { JobConnection, JobStatusEnum, JobType } from './job.graphql.js';
+
+/** The public face of a job row. */
+export function toJobType(job: Job): JobType {
+  return {
+    id: job.id,
+    operation: job.operation,
+    status: job.status as JobStatusEnum,
+    progress: job.progress,
+    input: job.input,
+    result: job.result,
+    error: job.errorCode ? { code: job.errorCode, message: job.errorMessage ?? '' } : null,
+    provider: job.provider,
+    creditsHeld: job.status === 'QUEUED' || job.status === 'RUNNING' ? job.holdAmount : 0,
+    creditsCharged: job.creditsCharged,
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
+    deadlineAt: job.deadlineAt,
+  };
+}
+
+@Resolver()
+export class JobResolver {
+  @Query(() => JobType, { description: 'One of the caller’s jobs' })
+  async job(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
+    const principal = await ctx.principal();
+    requireScope(principal, 'read');
+    return toJobType(await ctx.services.jobs.get(principal.accountId, id));
+  }
+
+  @Query(() => JobConnection, { description: 'The caller’s jobs, newest first' })
+  async jobs(
+    @Ctx() ctx: GqlContext,
+    @Arg('first', () => Int, { nullable: true }) first?: number | null,
+    @Arg('after', () => String, { nullable: true }) after?: string | null,
+  ): Promise<Page<JobType>> {
+    const principal = await ctx.principal();
+    requireScope(principal, 'read');
+    const page = await ctx.services.jobs.list(principal.accountId, first, after);
+    return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toJobType(e.node) })) };
+  }
+}

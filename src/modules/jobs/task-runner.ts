@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, isAppError } from '../../errors.js';
+import type { LedgerService } from '../credits/ledger.service.js';
+import type { Principal } from '../api-keys/api-key.service.js';
+import type { JobOperation } from './job.entity.js';
+
+export interface TaskContext {
+  jobId: string;
+  signal: AbortSignal;
+  /** Raises the hold once the real price is known (402 if the account cannot cover it). */
+  extendHold(extra: number): Promise<void>;
+}
+
+export interface TaskOutcome<R> {
+  jobId: string;
+  provider: string;
+  result: R;
+  charged: number;
+  balance: number;
+}
+
+export interface TaskLog {
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * The life of one task: hold → work → capture, or hold → release on any failure. The job row and
+ * the hold are written together, so if this process dies midway the sweeper finds the job past its
+ * deadline and releases the hold: nothing is ever lost or charged for a failure.
+ */
+export class TaskRunner {
+  constructor(
+    private readonly ledger: LedgerService,
+    private readonly log: TaskLog,
+  ) {}
+
+  async run<R extends object>(opts: {
+    principal: Principal;
+    operation: JobOperation;
+    input: Record<string, unknown>;
+    price: number;
+    timeoutMs: number;
+    execute: (ctx: TaskContext) => Promise<{ provider: string; result: R }>;
+  }): Promise<TaskOutcome<R>> {
+    const jobId = randomUUID();
+    await this.ledger.openJob({
+      jobId,
+      accountId: opts.principal.accountId,
+      apiKeyId: opts.principal.apiKeyId,
+      operation: opts.operation,
+      input: opts.input,
+      amount: opts.price,
+      deadlineAt: new Date(Date.now() + opts.timeoutMs),
+    });
+    const signal = AbortSignal.timeout(opts.timeoutMs);
+    let outcome: { provider: string; result: R };
+    try {
+      outcome = await untilAborted(opts.execute({ jobId, signal, extendHold: (n) => this.ledger.extendHold(jobId, n) }), signal);
+    } catch (err) {
+      const appError = toAppError(err, signal);
+      if (appError.code === 'INTERNAL_ERROR') this.log.error({ err, jobId }, 'task crashed');
+      await this.ledger.fail(jobId, 'FAILED', appError.code, appError.message);
+      throw appError;
+    }
+    const settlement = await this.ledger.succeed(jobId, outcome.result as Record<string, unknown>, outcome.provider);
+    // Null: the sweeper failed the job (deadline passed) and already released the hold.
+    if (!settlement) throw new AppError('PROVIDER_TIMEOUT');
+    return { jobId, provider: outcome.provider, result: outcome.result, ...settlement };
+  }
+}
+
+/** Answers at the deadline even when a provider ignores the abort signal. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function toAppError(err: unknown, signal: AbortSignal): AppError {
+  if (isAppError(err)) return err;
+  if (signal.aborted) return new AppError('PROVIDER_TIMEOUT');
+  return new AppError('INTERNAL_ERROR', undefined, undefined, { cause: err });
+}

@@ -1,0 +1,63 @@
+import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { Credits, JSONObject } from '../../graphql/scalars.js';
+
+@ObjectType({ description: 'A direct media URL and what is known of it.' })
+export class MediaFormatType {
+  @Field() url!: string;
+  @Field({ description: 'video, audio or image' }) kind!: string;
+  @Field(() => String, { nullable: true }) container!: string | null;
+  @Field(() => Int, { nullable: true }) width!: number | null;
+  @Field(() => Int, { nullable: true }) height!: number | null;
+  @Field() hasAudio!: boolean;
+  @Field() hasVideo!: boolean;
+  @Field(() => String, { nullable: true, description: 'ISO-8601; when the direct URL stops working' }) expiresAt!: string | null;
+  @Field(() => JSONObject, { nullable: true, description: 'Request headers the URL needs' }) headers!: Record<string, string> | null;
+  @Field(() => MediaFormatType, { nullable: true, description: 'The separate audio track of a video-only variant' })
+  audio?: MediaFormatType | null;
+}
+
+@ObjectType()
+export class CoverImageType {
+  @Field() url!: string;
+  @Field(() => Int, { nullable: true }) width!: number | null;
+  @Field(() => Int, { nullable: true }) height!: number | null;
+}
+
+@ObjectType()
+export class MediaMetadataType {
+  @Field(() => String, { nullable: true }) title!: string | null;
+  @Field(() => String, { nullable: true }) author!: string | null;
+  @Field(() => Float, { nullable: true }) durationSeconds!: number | null;
+  @Field(() => String, { nullable: true }) publishedAt!: string | null;
+  @Field(() => String, { nullable: true }) description!: string | null;
+  @Field(() => String, { nullable: true }) site!: string | null;
+}
+
+@ObjectType({ description: 'What a task charged and the available balance after it.' })
+export class CreditChargeType {
+  @Field(() => Credits) charged!: number;
+  @Field(() => Credits) balance!: number;
+}
+
+@ObjectType()
+export class ParseResultType {
+  @Field(() => ID, { description: 'The job id' }) id!: string;
+  @Field() status!: string;
+  @Field() url!: string;
+  @Field() mode!: string;
+  @Field() quality!: string;
+  @Field(() => MediaFormatType) media!: MediaFormatType;
+  @Field(() => [MediaFormatType]) alternatives!: MediaFormatType[];
+  @Field(() => [MediaFormatType]) items!: MediaFormatType[];
+  @Field(() => CoverImageType, { nullable: true }) cover!: CoverImageType | null;
+  @Field(() => MediaMetadataType) metadata!: MediaMetadataType;
+  @Field() provider!: string;
+  @Field(() => CreditChargeType) credits!: CreditChargeType;
+}
+
+@InputType({ description: 'mode: auto | audio | mute (default auto); quality: max | 1080 | 720 | 480 (default 1080 for members, 720 otherwise)' })
+export class ParseInput {
+  @Field() url!: string;
+  @Field(() => String, { nullable: true }) mode?: string | null;
+  @Field(() => String, { nullable: true }) quality?: string | null;
+}

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import type { Config } from '../../config.js';
+import { AppError } from '../../errors.js';
+import type { GuardedHttpClient } from '../../net/guarded-client.js';
+import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
+import {
+  PARSE_MODES,
+  PARSE_QUALITIES,
+  type ParseMode,
+  type ParseProvider,
+  type ParseQuality,
+  type ParseResult,
+} from '../../providers/parse/parse.types.js';
+import { requireMembership, requireScope } from '../access.js';
+import type { Principal } from '../api-keys/api-key.service.js';
+import type { TaskRunner } from '../jobs/task-runner.js';
+import { dropNulls, httpUrl, validate } from '../validation.js';
+
+/** The parse request as the contract spells it. */
+export const parseInputSchema = z.strictObject({
+  url: httpUrl,
+  mode: z.enum(PARSE_MODES, { error: `must be one of ${PARSE_MODES.join(', ')}` }).optional(),
+  quality: z.enum(PARSE_QUALITIES, { error: `must be one of ${PARSE_QUALITIES.join(', ')}` }).optional(),
+});
+
+/** Members get the advanced formats. */
+const MEMBERS_ONLY_QUALITIES: ReadonlySet<ParseQuality> = new Set(['max', '1080']);
+
+/** The success body of a parse, on both doors. */
+export interface ParseResponse extends ParseResult {
+  id: string;
+  status: 'SUCCEEDED';
+  url: string;
+  mode: ParseMode;
+  quality: ParseQuality;
+  provider: string;
+  credits: { charged: number; balance: number };
+}
+
+export class ParseService {
+  constructor(
+    private readonly deps: {
+      config: Config;
+      runner: TaskRunner;
+      providers: readonly ParseProvider[];
+      client: GuardedHttpClient;
+      log: FailoverLog;
+    },
+  ) {}
+
+  async parse(principal: Principal, rawInput: unknown): Promise<ParseResponse> {
+    const input = validate(parseInputSchema, dropNulls(rawInput as object));
+    requireScope(principal, 'parse');
+    requireMembership(principal);
+    const mode = input.mode ?? 'auto';
+    const quality = input.quality ?? (principal.isMember ? '1080' : '720');
+    if (MEMBERS_ONLY_QUALITIES.has(quality) && !principal.isMember) {
+      throw new AppError('MEMBERSHIP_REQUIRED', `Quality ${quality} requires an active monthly membership.`);
+    }
+    // Refuse a hostile URL before any credit is held; the client checks again at connect time.
+    const url = (await this.deps.client.checkUrl(input.url)).toString();
+    const { config, runner, providers, log } = this.deps;
+    const outcome = await runner.run({
+      principal,
+      operation: 'PARSE',
+      input: { url, mode, quality },
+      price: config.prices.parse,
+      timeoutMs: config.parseTimeoutMs,
+      execute: ({ signal }) => runWithFailover(providers, signal, log, (p) => p.parse({ url, mode, quality, signal })),
+    });
+    return {
+      id: outcome.jobId,
+      status: 'SUCCEEDED',
+      url,
+      mode,
+      quality,
+      ...outcome.result,
+      provider: outcome.provider,
+      credits: { charged: outcome.charged, balance: outcome.balance },
+    };
+  }
+}

@@ -1,0 +1,130 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { Config } from '../../config.js';
+import { AppError } from '../../errors.js';
+import { MediaError, extractAudio, probeMedia } from '../../media/ffmpeg.js';
+import { FetchError } from '../../net/fetch-error.js';
+import type { GuardedHttpClient } from '../../net/guarded-client.js';
+import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
+import type { TranscriptResult, TranscriptionProvider } from '../../providers/transcription/transcription.types.js';
+import { requireMembership, requireScope } from '../access.js';
+import type { Principal } from '../api-keys/api-key.service.js';
+import type { TaskContext, TaskRunner } from '../jobs/task-runner.js';
+import { dropNulls, httpUrl, validate } from '../validation.js';
+
+/** The transcription request as the contract spells it. */
+export const transcribeInputSchema = z.strictObject({
+  mediaUrl: httpUrl,
+  language: z
+    .string({ error: 'must be a string' })
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP-47 or ISO-639-1 language code such as en or pt-BR')
+    .optional(),
+});
+
+/** The success body of a transcription, on both doors. */
+export interface TranscriptionResponse extends TranscriptResult {
+  id: string;
+  status: 'SUCCEEDED';
+  mediaUrl: string;
+  provider: string;
+  credits: { charged: number; balance: number };
+}
+
+export class TranscriptionService {
+  constructor(
+    private readonly deps: {
+      config: Config;
+      runner: TaskRunner;
+      providers: readonly TranscriptionProvider[];
+      client: GuardedHttpClient;
+      log: FailoverLog;
+    },
+  ) {}
+
+  /** Price of a transcription: per started minute of media, at least one minute. */
+  price(durationSeconds: number): number {
+    return Math.max(1, Math.ceil(durationSeconds / 60)) * this.deps.config.prices.transcribePerMinute;
+  }
+
+  async transcribe(principal: Principal, rawInput: unknown): Promise<TranscriptionResponse> {
+    const input = validate(transcribeInputSchema, dropNulls(rawInput as object));
+    requireScope(principal, 'transcribe');
+    requireMembership(principal);
+    const mediaUrl = (await this.deps.client.checkUrl(input.mediaUrl)).toString();
+    const language = input.language ? input.language.split('-')[0].toLowerCase() : null;
+    const { config, runner } = this.deps;
+    if (config.transcribeProviders.length === 0) {
+      throw new AppError('PROVIDER_UNAVAILABLE', 'No transcription provider is configured (set TRANSCRIBE_PROVIDERS).');
+    }
+    // The first minute is held up front; the rest once the media's length is known.
+    const initial = this.price(0);
+    const outcome = await runner.run({
+      principal,
+      operation: 'TRANSCRIBE',
+      input: { mediaUrl, language },
+      price: initial,
+      timeoutMs: config.transcribeTimeoutMs,
+      execute: (ctx) => this.work(mediaUrl, language, initial, ctx),
+    });
+    return {
+      id: outcome.jobId,
+      status: 'SUCCEEDED',
+      mediaUrl,
+      ...outcome.result,
+      provider: outcome.provider,
+      credits: { charged: outcome.charged, balance: outcome.balance },
+    };
+  }
+
+  private async work(mediaUrl: string, language: string | null, held: number, ctx: TaskContext) {
+    const { config, client, providers, log } = this.deps;
+    const dir = await mkdtemp(join(tmpdir(), 'mediagate-'));
+    try {
+      const source = join(dir, 'source');
+      await download(client, mediaUrl, source, config.mediaMaxBytes, ctx.signal);
+      const probe = await media(() => probeMedia(source, { signal: ctx.signal, ffprobePath: config.ffprobePath }));
+      if (!probe.hasAudio) throw new AppError('NO_MEDIA_FOUND', 'The media has no audio track to transcribe.');
+      await ctx.extendHold(this.price(probe.durationSeconds) - held);
+      const audioPath = join(dir, 'audio.mp3');
+      await media(() => extractAudio(source, audioPath, { signal: ctx.signal, ffmpegPath: config.ffmpegPath }));
+      const { provider, result } = await runWithFailover(providers, ctx.signal, log, (p) =>
+        p.transcribe({ audioPath, mediaUrl, language, durationSeconds: probe.durationSeconds, signal: ctx.signal }),
+      );
+      const transcript: TranscriptResult = {
+        ...result,
+        language: result.language ?? language,
+        durationSeconds: result.durationSeconds ?? probe.durationSeconds,
+      };
+      return { provider, result: transcript };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+async function download(client: GuardedHttpClient, url: string, dest: string, maxBytes: number, signal: AbortSignal): Promise<void> {
+  try {
+    await client.download(url, dest, { signal, maxBytes, timeoutMs: 15 * 60_000 });
+  } catch (err) {
+    if (!(err instanceof FetchError)) throw err;
+    if (err.kind === 'too_large') {
+      throw new AppError('INVALID_INPUT', `The media is larger than ${maxBytes} bytes.`, { mediaUrl: `media larger than ${maxBytes} bytes` });
+    }
+    if (err.kind === 'timeout') throw new AppError('PROVIDER_TIMEOUT', 'The media could not be downloaded in time.');
+    if (err.kind === 'http_status') throw new AppError('CONTENT_UNAVAILABLE', `The media URL answered ${err.status}.`);
+    throw new AppError('CONTENT_UNAVAILABLE', 'The media could not be downloaded.');
+  }
+}
+
+async function media<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof MediaError)) throw err;
+    if (err.kind === 'no_audio') throw new AppError('NO_MEDIA_FOUND', 'The media has no audio track to transcribe.');
+    if (err.kind === 'timeout') throw new AppError('PROVIDER_TIMEOUT');
+    throw new AppError('NO_MEDIA_FOUND', 'The URL does not hold media that can be read.');
+  }
+}

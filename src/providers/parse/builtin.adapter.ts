@@ -1,0 +1,80 @@
+import { ProviderError } from '../../errors.js';
+import { FetchError } from '../../net/fetch-error.js';
+import type { GuardedHttpClient } from '../../net/guarded-client.js';
+import { classifyDirectMedia } from './direct-media.js';
+import { selectFormat } from './format-selection.js';
+import { extractPage } from './page-extractor.js';
+import type { ParseProvider, ParseRequest, ParseResult } from './parse.types.js';
+
+export interface BuiltinOptions {
+  client: GuardedHttpClient;
+  /** Largest page read, in bytes. */
+  pageMaxBytes: number;
+}
+
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+
+/**
+ * The pure-Node provider: reads the page through the guarded client and takes what the page itself
+ * declares (Open Graph, Twitter cards, JSON-LD, <video>/<audio>), or the URL itself when it is media.
+ */
+export class BuiltinParseProvider implements ParseProvider {
+  readonly name = 'builtin';
+
+  constructor(private readonly options: BuiltinOptions) {}
+
+  async parse(request: ParseRequest): Promise<ParseResult> {
+    const { client } = this.options;
+    // HEAD first: a direct media link must be recognised without downloading the media.
+    const head = await this.call(() => client.request(request.url, { method: 'HEAD', signal: request.signal, throwOnHttpError: false }));
+    const direct = head.status < 400 ? classifyDirectMedia(head.headers['content-type'] ?? null, head.url) : null;
+    if (direct) {
+      const site = new URL(head.url).hostname;
+      return {
+        media: direct,
+        alternatives: [],
+        items: [],
+        cover: null,
+        metadata: { title: null, author: null, durationSeconds: null, publishedAt: null, description: null, site },
+      };
+    }
+    const page = await this.call(() =>
+      client.request(request.url, { signal: request.signal, maxBytes: this.options.pageMaxBytes, headers: { accept: BROWSER_ACCEPT } }),
+    );
+    const contentType = page.headers['content-type'] ?? '';
+    const directAfterGet = classifyDirectMedia(contentType || null, page.url);
+    if (directAfterGet) return this.parse({ ...request, url: page.url });
+    if (!/html|xml/i.test(contentType) && contentType !== '') {
+      throw new ProviderError(this.name, 'no_media', 'The URL is neither a web page nor media.');
+    }
+    const extracted = extractPage(page.body.toString('utf8'), page.url);
+    const playable = extracted.formats.filter((f) => f.kind !== 'image');
+    if (playable.length === 0) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
+    const { media, alternatives } = selectFormat(this.name, playable, request.mode, request.quality);
+    return {
+      media,
+      alternatives,
+      items: [],
+      cover: extracted.images[0] ?? null,
+      metadata: extracted.metadata,
+    };
+  }
+
+  /** Maps the client's failures onto what they mean for the caller; URL_NOT_ALLOWED passes through. */
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof FetchError)) throw err;
+      if (err.kind === 'timeout') throw new ProviderError(this.name, 'timeout', err.message, { cause: err });
+      if (err.kind === 'http_status' && (err.status === 404 || err.status === 410)) {
+        throw new ProviderError(this.name, 'unavailable_content', `The page answered ${err.status}.`, { cause: err });
+      }
+      if (err.kind === 'http_status' && (err.status === 401 || err.status === 403 || err.status === 451)) {
+        throw new ProviderError(this.name, 'unavailable_content', `The page answered ${err.status}.`, { cause: err });
+      }
+      if (err.kind === 'too_large') throw new ProviderError(this.name, 'no_media', 'The page is larger than the parser reads.', { cause: err });
+      throw new ProviderError(this.name, 'failed', err.message, { cause: err });
+    }
+  }
+}

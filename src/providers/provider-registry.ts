@@ -1,0 +1,36 @@
+import type { Config } from '../config.js';
+import type { GuardedHttpClient } from '../net/guarded-client.js';
+import { BuiltinParseProvider } from './parse/builtin.adapter.js';
+import type { ParseProvider } from './parse/parse.types.js';
+import { OpenAiTranscriptionProvider } from './transcription/openai.adapter.js';
+import type { TranscriptionProvider } from './transcription/transcription.types.js';
+
+/** The configured parse providers, in failover order (PARSE_PROVIDERS). */
+export function buildParseProviders(config: Config, client: GuardedHttpClient): ParseProvider[] {
+  return config.parseProviders.map((name) => {
+    switch (name) {
+      case 'builtin':
+        return new BuiltinParseProvider({ client, pageMaxBytes: config.pageMaxBytes });
+      default:
+        throw new Error(`unknown parse provider ${name}`);
+    }
+  });
+}
+
+/** The configured transcription providers, in failover order (TRANSCRIBE_PROVIDERS). */
+export function buildTranscriptionProviders(config: Config): TranscriptionProvider[] {
+  return config.transcribeProviders.map((name) => {
+    switch (name) {
+      case 'openai':
+        return new OpenAiTranscriptionProvider({
+          baseUrl: config.openai.baseUrl,
+          apiKey: config.openai.apiKey ?? undefined,
+          model: config.openai.model,
+          timeoutMs: config.transcribeTimeoutMs,
+          maxUploadBytes: config.openai.maxUploadBytes,
+        });
+      default:
+        throw new Error(`unknown transcription provider ${name}`);
+    }
+  });
+}

@@ -1,0 +1,55 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import { requireScope } from '../modules/access.js';
+import { requestContext } from '../modules/auth.js';
+import { toSrt, toVtt } from '../modules/transcription/subtitles.js';
+import type { TranscriptSegment } from '../providers/transcription/transcription.types.js';
+import type { Services } from '../services.js';
+import { SUBTITLE_CONTENT_TYPES, negotiateFormat } from './subtitle-negotiation.js';
+
+/** The contract's cap on REST bodies. */
+export const REST_BODY_LIMIT = 16 * 1024;
+
+/**
+ * The REST shims: translation only. Each runs the same service call as its GraphQL mutation, with
+ * the same request context, so auth, validation, credits and results cannot differ between doors.
+ */
+export function registerRestRoutes(app: FastifyInstance, services: Services): void {
+  const ctx = (req: FastifyRequest) => requestContext(services.apiKeys, req.headers.authorization, req.id);
+
+  app.post('/api/parse', { bodyLimit: REST_BODY_LIMIT }, async (req) => {
+    const principal = await ctx(req).principal();
+    return services.parse.parse(principal, bodyObject(req.body));
+  });
+
+  app.post('/api/transcribe', { bodyLimit: REST_BODY_LIMIT }, async (req, reply) => {
+    const principal = await ctx(req).principal();
+    const format = negotiateFormat((req.query as Record<string, unknown>).format, req.headers.accept);
+    const result = await services.transcription.transcribe(principal, bodyObject(req.body));
+    if (format === 'json') return result;
+    return sendSubtitles(reply, format, result.segments);
+  });
+
+  app.get<{ Params: { id: string; ext: string } }>('/api/transcriptions/:file', async (req, reply) => {
+    const m = /^(.+)\.(srt|vtt)$/.exec((req.params as unknown as { file: string }).file);
+    if (!m) throw new AppError('NOT_FOUND', 'Ask for /api/transcriptions/{id}.srt or .vtt.');
+    const principal = await ctx(req).principal();
+    requireScope(principal, 'read');
+    const job = await services.jobs.get(principal.accountId, m[1]);
+    if (job.operation !== 'TRANSCRIBE' || job.status !== 'SUCCEEDED' || !job.result) {
+      throw new AppError('NOT_FOUND', 'No finished transcription with this id.');
+    }
+    return sendSubtitles(reply, m[2] as 'srt' | 'vtt', (job.result.segments ?? []) as TranscriptSegment[]);
+  });
+}
+
+function sendSubtitles(reply: FastifyReply, format: 'srt' | 'vtt', segments: TranscriptSegment[]) {
+  return reply.type(SUBTITLE_CONTENT_TYPES[format]).send(format === 'srt' ? toSrt(segments) : toVtt(segments));
+}
+
+/** The shims take a JSON object; anything else (an array, a string, nothing) is invalid input. */
+function bodyObject(body: unknown): Record<string, unknown> {
+  if (body === null || body === undefined) throw new AppError('INVALID_INPUT', 'Send a JSON object body.', { body: 'required' });
+  if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('INVALID_INPUT', 'The body must be a JSON object.', { body: 'must be a JSON object' });
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,54 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { AccountService } from './modules/accounts/account.service.js';
+import { ApiKeyService } from './modules/api-keys/api-key.service.js';
+import { CreditHistoryRepository } from './modules/credits/credit-history.repository.js';
+import { LedgerService } from './modules/credits/ledger.service.js';
+import { JobRepository } from './modules/jobs/job.repository.js';
+import { TaskRunner } from './modules/jobs/task-runner.js';
+import { ParseService } from './modules/parse/parse.service.js';
+import { TranscriptionService } from './modules/transcription/transcription.service.js';
+import { GuardedHttpClient } from './net/guarded-client.js';
+import { buildParseProviders, buildTranscriptionProviders } from './providers/provider-registry.js';
+
+/** Everything a transport may call, built once per process. */
+export interface Services {
+  config: Config;
+  log: Logger;
+  accounts: AccountService;
+  apiKeys: ApiKeyService;
+  ledger: LedgerService;
+  jobs: JobRepository;
+  history: CreditHistoryRepository;
+  parse: ParseService;
+  transcription: TranscriptionService;
+  close(): Promise<void>;
+}
+
+export function createServices(config: Config, orm: MikroORM, log: Logger): Services {
+  // A fresh EntityManager for every unit of work: no identity map is shared between requests.
+  const em = () => orm.em.fork();
+  const ledger = new LedgerService(em);
+  const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
+  const runner = new TaskRunner(ledger, log);
+  const failoverLog = log.child({ component: 'providers' });
+  return {
+    config,
+    log,
+    accounts: new AccountService(em, ledger),
+    apiKeys: new ApiKeyService(em, config.apiKeyPepper),
+    ledger,
+    jobs: new JobRepository(em),
+    history: new CreditHistoryRepository(em),
+    parse: new ParseService({ config, runner, client, log: failoverLog, providers: buildParseProviders(config, client) }),
+    transcription: new TranscriptionService({
+      config,
+      runner,
+      client,
+      log: failoverLog,
+      providers: buildTranscriptionProviders(config),
+    }),
+    close: () => client.close(),
+  };
+}
