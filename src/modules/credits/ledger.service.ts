@@ -89,9 +89,9 @@ export class LedgerService {
   /** Grows an open job's hold (a transcription learns its price once the media's length is known). */
   async extendHold(jobId: string, extra: number): Promise<void> {
     if (extra <= 0) return;
-    const row = await this.one<{ after: string | null; before: string | null; open: boolean }>(
+    const row = await this.one<{ after: string | null; before: string | null; held: string | null; open: boolean }>(
       `with j as (
-         select account_id from job where id = ? and status in ('QUEUED', 'RUNNING') for update
+         select account_id, hold_amount from job where id = ? and status in ('QUEUED', 'RUNNING') for update
        ), b as (
          update credit_balance c set available = c.available - ?, held = c.held + ?, updated_at = now()
          from j where c.account_id = j.account_id and c.available >= ?
@@ -104,11 +104,14 @@ export class LedgerService {
        )
        select (select available from b) as after,
               (select c.available from credit_balance c join j on c.account_id = j.account_id) as before,
+              (select hold_amount from j) as held,
               exists (select 1 from j) as open`,
       [jobId, extra, extra, extra, extra, jobId, extra, -extra, extra, jobId],
     );
     if (!row.open) throw new AppError('PROVIDER_TIMEOUT', 'The task passed its deadline.');
-    if (row.after === null) throw insufficient(extra, num(row.before) ?? 0);
+    // The caller sees the whole price against what it had before the task began.
+    const held = num(row.held) ?? 0;
+    if (row.after === null) throw insufficient(held + extra, (num(row.before) ?? 0) + held);
   }
 
   /** SUCCEEDED: captures the whole hold. Null when the job was already resolved (e.g. timed out by the sweeper). */

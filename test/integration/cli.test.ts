@@ -1,0 +1,81 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createTestDatabase } from '../support/test-database.js';
+import { initOrm } from '../../src/db/database.js';
+
+const run = promisify(execFile);
+const NODE = join(process.cwd(), 'node_modules/.bin/node');
+const CLI = join(process.cwd(), 'dist/cli/main.js');
+
+/** The operator commands, run as an operator would, against a real database. */
+describe('mediagate CLI', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let dataDir: string;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataDir = mkdtempSync(join(tmpdir(), 'mediagate-cli-'));
+  });
+  afterAll(async () => {
+    await db.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  // Against PGlite the CLI uses its own data directory; against PostgreSQL the test database.
+  const env = () => ({
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    API_KEY_PEPPER: 'cli-test-pepper-0123456789abcdef0123',
+    MEDIAGATE_DATA_DIR: dataDir,
+    ...(db.embedded ? { DATABASE_URL: '' } : { DATABASE_URL: db.clientUrl }),
+  });
+  const cli = async (...args: string[]) => {
+    const { stdout } = await run(NODE, [CLI, '--json', ...args], { env: env() });
+    return JSON.parse(stdout.trim().split('\n').at(-1)!);
+  };
+
+  it('creates an account, grants credits, sets membership, creates, lists and revokes keys', async () => {
+    const account = await cli('account', 'create', '--name', 'Ada', '--email', 'ada@example.com', '--credits', '5', '--membership-days', '30');
+    expect(account).toMatchObject({ id: expect.any(String), name: 'Ada', credits: { available: 5, held: 0 }, membership: { active: true } });
+
+    const granted = await cli('credits', 'grant', account.id, '7', '--reason', 'welcome');
+    expect(granted).toEqual({ accountId: account.id, granted: 7, available: 12 });
+
+    const key = await cli('key', 'create', account.id, '--name', 'laptop');
+    expect(key.key).toMatch(/^mg_live_[0-9A-Za-z]{12}_[0-9A-Za-z]{38}$/);
+    expect(key).toMatchObject({ id: expect.any(String), name: 'laptop', last4: key.key.slice(-4) });
+
+    const listed = await cli('key', 'list', account.id);
+    expect(listed.keys.map((k: { id: string }) => k.id)).toEqual([key.id]);
+    expect(JSON.stringify(listed)).not.toContain(key.key);
+
+    const revoked = await cli('key', 'revoke', key.id);
+    expect(revoked.revokedAt).not.toBeNull();
+
+    const canceled = await cli('membership', 'cancel', account.id);
+    expect(canceled.membership).toMatchObject({ status: 'canceled', active: false });
+    const renewed = await cli('membership', 'set', account.id, '--until', '2099-01-01T00:00:00Z');
+    expect(renewed.membership).toMatchObject({ status: 'active', active: true, periodEnd: '2099-01-01T00:00:00.000Z' });
+
+    if (!db.embedded) {
+      // The key is stored only as a hash: the secret appears nowhere in the database.
+      const orm = await initOrm(db.clientUrl, 1);
+      const rows = await orm.em.getConnection().execute(`select * from api_key`);
+      await orm.close(true);
+      expect(JSON.stringify(rows)).not.toContain(key.key.split('_')[3]);
+    }
+  });
+
+  it('fails clearly, with a JSON error and a non-zero exit, on bad input', async () => {
+    await expect(run(NODE, [CLI, '--json', 'credits', 'grant', '00000000-0000-0000-0000-000000000000', '5'], { env: env() })).rejects.toMatchObject({
+      code: 1,
+      stdout: expect.stringContaining('"NOT_FOUND"'),
+    });
+    await expect(run(NODE, [CLI, '--json', 'account', 'create', '--name', 'x', '--credits', 'lots'], { env: env() })).rejects.toMatchObject({
+      code: expect.any(Number),
+    });
+  });
+});

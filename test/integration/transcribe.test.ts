@@ -1,0 +1,150 @@
+import { createHarness, type Harness } from '../support/harness.js';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { startFakeOpenAi } from '../fakes/openai.fake.js';
+import { makeMedia } from '../support/media.js';
+
+const SRT_CUE = /^(\d+)\n(\d{2}):(\d{2}):(\d{2}),(\d{3}) --> (\d{2}):(\d{2}):(\d{2}),(\d{3})\n([^\n]+(?:\n[^\n]+)*)$/;
+const seconds = (h: string, m: string, s: string, ms: string) => Number(h) * 3600 + Number(m) * 60 + Number(s) + Number(ms) / 1000;
+
+/** A strict SRT reader: numbered cues from 1, exact timestamps, one blank line between cues. */
+function readSrt(srt: string) {
+  expect(srt.endsWith('\n\n')).toBe(true);
+  return srt
+    .slice(0, -2)
+    .split('\n\n')
+    .map((block, i) => {
+      const m = SRT_CUE.exec(block);
+      if (!m) throw new Error(`cue ${i + 1} is not strict SRT: ${JSON.stringify(block)}`);
+      expect(Number(m[1])).toBe(i + 1);
+      return { start: seconds(m[2], m[3], m[4], m[5]), end: seconds(m[6], m[7], m[8], m[9]), text: m[10] };
+    });
+}
+
+describe('transcribe', () => {
+  let h: Harness;
+  let site: FakeSite;
+  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+
+  beforeAll(async () => {
+    site = await startFakeSite();
+    openai = await startFakeOpenAi({ apiKey: 'sk-test-secret-value' });
+    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
+    site.file('/short.mp4', makeMedia({ seconds: 4, video: true }), 'video/mp4');
+    site.file('/silent.mp4', makeMedia({ seconds: 2, video: true, audio: false }), 'video/mp4');
+    site.file('/notmedia.mp3', Buffer.from('this is not audio at all'), 'audio/mpeg');
+    h = await createHarness({
+      FETCH_ALLOW_HOSTS: site.hostPort,
+      TRANSCRIBE_PROVIDERS: 'openai',
+      OPENAI_BASE_URL: openai.baseUrl,
+      OPENAI_API_KEY: 'sk-test-secret-value',
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+    await site.close();
+    await openai.close();
+  });
+
+  it('transcribes through an OpenAI-compatible server and charges per started minute', async () => {
+    const { key, accountId } = await h.account({ credits: 10 });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, language: 'en' }, key);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ status: 'SUCCEEDED', mediaUrl: `${site.origin}/talk.mp3`, language: 'en', provider: 'openai', credits: { charged: 2, balance: 8 } });
+    expect(body.text.length).toBeGreaterThan(0);
+    expect(body.segments.length).toBeGreaterThan(0);
+    expect(body.segments[0]).toEqual({ index: 1, start: expect.any(Number), end: expect.any(Number), text: expect.any(String), speaker: null });
+    expect(body.durationSeconds).toBeGreaterThan(74);
+    const sent = openai.requests.at(-1)!;
+    expect(sent.fields).toMatchObject({ model: 'whisper-1', response_format: 'verbose_json', language: 'en' });
+    expect(sent.authorization).toBe('Bearer sk-test-secret-value');
+    expect(await h.balance(accountId)).toEqual({ available: 8, held: 0 });
+    expect(await h.ledgerSums(accountId)).toEqual({ available: 8, held: 0 });
+
+    const srt = await h.app.inject({ method: 'GET', url: `/api/transcriptions/${body.id}.srt`, headers: { authorization: `Bearer ${key}` } });
+    expect(srt.statusCode).toBe(200);
+    const cues = readSrt(srt.body);
+    expect(cues).toHaveLength(body.segments.filter((s: { text: string }) => s.text.trim()).length);
+    cues.forEach((cue, i) => {
+      expect(cue.start).toBeCloseTo(body.segments[i].start, 3);
+      expect(cue.end).toBeCloseTo(body.segments[i].end, 3);
+      expect(cue.text).toBe(body.segments[i].text);
+    });
+    const vtt = await h.app.inject({ method: 'GET', url: `/api/transcriptions/${body.id}.vtt`, headers: { authorization: `Bearer ${key}` } });
+    expect(vtt.headers['content-type']).toMatch(/^text\/vtt/);
+    expect(vtt.body.startsWith('WEBVTT\n\n')).toBe(true);
+  });
+
+  it('returns SRT for ?format=srt and for Accept: application/x-subrip, and WebVTT for Accept: text/vtt', async () => {
+    const { key } = await h.account({ credits: 10 });
+    const bySrtQuery = await h.app.inject({
+      method: 'POST',
+      url: '/api/transcribe?format=srt',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      payload: { mediaUrl: `${site.origin}/short.mp4` },
+    });
+    expect(bySrtQuery.statusCode).toBe(200);
+    expect(bySrtQuery.headers['content-type']).toMatch(/^application\/x-subrip/);
+    expect(readSrt(bySrtQuery.body).length).toBeGreaterThan(0);
+    const byAccept = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, { accept: 'application/x-subrip' });
+    expect(byAccept.body).toBe(bySrtQuery.body);
+    const vtt = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, { accept: 'text/vtt' });
+    expect(vtt.body.startsWith('WEBVTT')).toBe(true);
+  });
+
+  it('offers srt and vtt fields through GraphQL', async () => {
+    const { key } = await h.account({ credits: 10 });
+    const res = await h.gql(
+      `mutation($i: TranscribeInput!) { transcribe(input: $i) { id status language text segments { index start end text } srt vtt credits { charged balance } } }`,
+      { i: { mediaUrl: `${site.origin}/short.mp4` } },
+      key,
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data.transcribe.credits).toEqual({ charged: 1, balance: 9 });
+    expect(readSrt(res.data.transcribe.srt)).toHaveLength(res.data.transcribe.segments.length);
+    expect(res.data.transcribe.vtt).toMatch(/^WEBVTT\n\n00:00:00\.000 --> /);
+  });
+
+  it.each([
+    ['media without sound', '/silent.mp4', 422, 'NO_MEDIA_FOUND'],
+    ['a file that is not media', '/notmedia.mp3', 422, 'NO_MEDIA_FOUND'],
+    ['a missing file', '/gone.mp3', 422, 'CONTENT_UNAVAILABLE'],
+  ])('charges nothing for %s', async (_label, path, status, code) => {
+    const { key, accountId } = await h.account({ credits: 3 });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}${path}` }, key);
+    expect(res.statusCode).toBe(status);
+    expect(res.json().error.code).toBe(code);
+    expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
+    expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
+  });
+
+  it('refuses media longer than the balance covers with 402, and holds nothing', async () => {
+    const { key, accountId } = await h.account({ credits: 1 });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
+    expect(res.statusCode).toBe(402);
+    expect(res.json().error).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { required: 2, available: 1 } });
+    expect(await h.balance(accountId)).toEqual({ available: 1, held: 0 });
+  });
+
+  it('charges nothing and hides the upstream when the transcription server fails', async () => {
+    const broken = await startFakeOpenAi({ apiKey: 'sk-other' });
+    const h2 = await createHarness({
+      FETCH_ALLOW_HOSTS: site.hostPort,
+      TRANSCRIBE_PROVIDERS: 'openai',
+      OPENAI_BASE_URL: broken.baseUrl,
+      OPENAI_API_KEY: 'sk-wrong-key-never-shown',
+    });
+    try {
+      const { key, accountId } = await h2.account({ credits: 3 });
+      const res = await h2.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key);
+      expect(res.statusCode).toBe(502);
+      expect(res.json().error.code).toBe('PROVIDER_ERROR');
+      expect(res.body).not.toContain('sk-wrong-key-never-shown');
+      expect(res.body).not.toMatch(/Incorrect API key/i);
+      expect(await h2.balance(accountId)).toEqual({ available: 3, held: 0 });
+    } finally {
+      await h2.close();
+      await broken.close();
+    }
+  });
+});
