@@ -1,7 +1,7 @@
 import { Field, ID, ObjectType } from 'type-graphql';
 import { Credits, DateTime } from '../../graphql/scalars.js';
 
-@ObjectType()
+@ObjectType('Membership')
 export class MembershipType {
   @Field() plan!: string;
   @Field({ description: 'active or canceled' }) status!: string;
@@ -9,13 +9,13 @@ export class MembershipType {
   @Field({ description: 'True while status is active and periodEnd lies ahead' }) active!: boolean;
 }
 
-@ObjectType()
+@ObjectType('CreditBalance')
 export class CreditBalanceType {
   @Field(() => Credits, { description: 'Credits that can be spent now' }) available!: number;
   @Field(() => Credits, { description: 'Credits on hold for running tasks' }) held!: number;
 }
 
-@ObjectType()
+@ObjectType('Account')
 export class AccountType {
   @Field(() => ID) id!: string;
   @Field() name!: string;

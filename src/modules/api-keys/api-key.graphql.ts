@@ -1,7 +1,7 @@
 import { Field, ID, ObjectType } from 'type-graphql';
 import { DateTime } from '../../graphql/scalars.js';
 
-@ObjectType({ description: 'An API key. The secret is never shown again after creation.' })
+@ObjectType('ApiKey', { description: 'An API key. The secret is never shown again after creation.' })
 export class ApiKeyType {
   @Field(() => ID) id!: string;
   @Field() name!: string;

@@ -1,7 +1,13 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import { requireScope } from '../access.js';
 import { ApiKeyType, CreatedApiKey } from './api-key.graphql.js';
+
+@ArgsType()
+class CreateApiKeyArgs {
+  @Field(() => String, { nullable: true, description: 'A label, default "default"' }) name?: string | null;
+  @Field(() => [String], { nullable: true, description: 'parse, transcribe, read, keys; default: those of the calling key' }) scopes?: string[] | null;
+}
 
 @Resolver()
 export class ApiKeyResolver {
@@ -13,11 +19,7 @@ export class ApiKeyResolver {
   }
 
   @Mutation(() => CreatedApiKey, { description: 'Create a key for the caller’s account; `key` is shown this once only.' })
-  async createApiKey(
-    @Ctx() ctx: GqlContext,
-    @Arg('name', () => String, { nullable: true }) name?: string | null,
-    @Arg('scopes', () => [String], { nullable: true }) scopes?: string[] | null,
-  ): Promise<CreatedApiKey> {
+  async createApiKey(@Ctx() ctx: GqlContext, @Args(() => CreateApiKeyArgs) { name, scopes }: CreateApiKeyArgs): Promise<CreatedApiKey> {
     const principal = await ctx.principal();
     requireScope(principal, 'keys');
     // A key cannot mint a key with more power than it has itself.

@@ -12,7 +12,7 @@ export enum CreditEntryKindEnum {
 }
 registerEnumType(CreditEntryKindEnum, { name: 'CreditEntryKind' });
 
-@ObjectType({ description: 'One line of the append-only credit ledger' })
+@ObjectType('CreditEntry', { description: 'One line of the append-only credit ledger' })
 export class CreditEntryType {
   @Field(() => ID) id!: string;
   @Field(() => CreditEntryKindEnum) kind!: CreditEntryKindEnum;

@@ -1,4 +1,4 @@
-import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, ID, Int, Query, Resolver } from 'type-graphql';
 import { AppError } from '../../errors.js';
 import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
@@ -7,17 +7,22 @@ import { requireScope } from '../access.js';
 import type { CreditEntry } from './credit-entry.entity.js';
 import { CreditEntryConnection, CreditEntryKindEnum, CreditEntryType } from './credit.graphql.js';
 
+@ArgsType()
+class CreditHistoryArgs {
+  @Field(() => ID, { nullable: true, description: 'Defaults to the caller’s own account' }) accountId?: string | null;
+  @Field(() => DateTime, { nullable: true, description: 'Entries at or after this time' }) from?: Date | null;
+  @Field(() => DateTime, { nullable: true, description: 'Entries before this time' }) to?: Date | null;
+  @Field(() => [CreditEntryKindEnum], { nullable: true }) kinds?: CreditEntryKindEnum[] | null;
+  @Field(() => Int, { nullable: true, description: '1 to 100, default 20' }) first?: number | null;
+  @Field(() => String, { nullable: true }) after?: string | null;
+}
+
 @Resolver()
 export class CreditResolver {
   @Query(() => CreditEntryConnection, { description: 'Ledger entries, newest first; accountId defaults to the caller’s own' })
   async creditHistory(
     @Ctx() ctx: GqlContext,
-    @Arg('accountId', () => ID, { nullable: true }) accountId?: string | null,
-    @Arg('from', () => DateTime, { nullable: true }) from?: Date | null,
-    @Arg('to', () => DateTime, { nullable: true }) to?: Date | null,
-    @Arg('kinds', () => [CreditEntryKindEnum], { nullable: true }) kinds?: CreditEntryKindEnum[] | null,
-    @Arg('first', () => Int, { nullable: true }) first?: number | null,
-    @Arg('after', () => String, { nullable: true }) after?: string | null,
+    @Args(() => CreditHistoryArgs) { accountId, from, to, kinds, first, after }: CreditHistoryArgs,
   ): Promise<Page<CreditEntryType>> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');

@@ -11,13 +11,13 @@ export enum JobStatusEnum {
 }
 registerEnumType(JobStatusEnum, { name: 'JobStatus' });
 
-@ObjectType()
+@ObjectType('JobError')
 export class JobErrorType {
   @Field() code!: string;
   @Field() message!: string;
 }
 
-@ObjectType({ description: 'One parse or transcription task' })
+@ObjectType('Job', { description: 'One parse or transcription task' })
 export class JobType {
   @Field(() => ID) id!: string;
   @Field({ description: 'PARSE or TRANSCRIBE' }) operation!: string;

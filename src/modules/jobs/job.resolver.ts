@@ -1,4 +1,4 @@
-import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
 import { requireScope } from '../access.js';
@@ -25,6 +25,13 @@ export function toJobType(job: Job): JobType {
   };
 }
 
+/** Relay paging arguments. */
+@ArgsType()
+export class PageArgs {
+  @Field(() => Int, { nullable: true, description: '1 to 100, default 20' }) first?: number | null;
+  @Field(() => String, { nullable: true, description: 'The endCursor of the previous page' }) after?: string | null;
+}
+
 @Resolver()
 export class JobResolver {
   @Query(() => JobType, { description: 'One of the caller’s jobs' })
@@ -35,11 +42,7 @@ export class JobResolver {
   }
 
   @Query(() => JobConnection, { description: 'The caller’s jobs, newest first' })
-  async jobs(
-    @Ctx() ctx: GqlContext,
-    @Arg('first', () => Int, { nullable: true }) first?: number | null,
-    @Arg('after', () => String, { nullable: true }) after?: string | null,
-  ): Promise<Page<JobType>> {
+  async jobs(@Ctx() ctx: GqlContext, @Args(() => PageArgs) { first, after }: PageArgs): Promise<Page<JobType>> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
     const page = await ctx.services.jobs.list(principal.accountId, first, after);

@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Credits, JSONObject } from '../../graphql/scalars.js';
 
-@ObjectType({ description: 'A direct media URL and what is known of it.' })
+@ObjectType('MediaFormat', { description: 'A direct media URL and what is known of it.' })
 export class MediaFormatType {
   @Field() url!: string;
   @Field({ description: 'video, audio or image' }) kind!: string;
@@ -16,14 +16,14 @@ export class MediaFormatType {
   audio?: MediaFormatType | null;
 }
 
-@ObjectType()
+@ObjectType('CoverImage')
 export class CoverImageType {
   @Field() url!: string;
   @Field(() => Int, { nullable: true }) width!: number | null;
   @Field(() => Int, { nullable: true }) height!: number | null;
 }
 
-@ObjectType()
+@ObjectType('MediaMetadata')
 export class MediaMetadataType {
   @Field(() => String, { nullable: true }) title!: string | null;
   @Field(() => String, { nullable: true }) author!: string | null;
@@ -33,13 +33,13 @@ export class MediaMetadataType {
   @Field(() => String, { nullable: true }) site!: string | null;
 }
 
-@ObjectType({ description: 'What a task charged and the available balance after it.' })
+@ObjectType('CreditCharge', { description: 'What a task charged and the available balance after it.' })
 export class CreditChargeType {
   @Field(() => Credits) charged!: number;
   @Field(() => Credits) balance!: number;
 }
 
-@ObjectType()
+@ObjectType('ParseResult')
 export class ParseResultType {
   @Field(() => ID, { description: 'The job id' }) id!: string;
   @Field() status!: string;

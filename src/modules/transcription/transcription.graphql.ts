@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { CreditChargeType } from '../parse/parse.graphql.js';
 
-@ObjectType()
+@ObjectType('TranscriptSegment')
 export class TranscriptSegmentType {
   @Field(() => Int) index!: number;
   @Field(() => Float, { description: 'seconds' }) start!: number;
@@ -10,7 +10,7 @@ export class TranscriptSegmentType {
   @Field(() => String, { nullable: true }) speaker!: string | null;
 }
 
-@ObjectType()
+@ObjectType('Transcription')
 export class TranscriptionType {
   @Field(() => ID, { description: 'The job id' }) id!: string;
   @Field() status!: string;
