@@ -120,7 +120,7 @@ export class GuardedHttpClient {
       for await (const chunk of res.body) {
         total += chunk.length;
         if (total > maxBytes) {
-          res.body.destroy();
+          discard(res);
           throw new FetchError('too_large', `The response is larger than ${maxBytes} bytes.`);
         }
         chunks.push(chunk as Buffer);
@@ -185,24 +185,30 @@ export class GuardedHttpClient {
       });
       const location = res.headers.location;
       if (res.statusCode >= 300 && res.statusCode < 400 && location) {
-        res.body.destroy();
+        discard(res);
         if (hop >= maxRedirects) throw new FetchError('too_many_redirects', `More than ${maxRedirects} redirects.`);
         current = new URL(String(location), url).toString();
         if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method !== 'HEAD')) method = 'GET';
         continue;
       }
       if ((options.throwOnHttpError ?? true) && (res.statusCode < 200 || res.statusCode >= 300)) {
-        res.body.destroy();
+        discard(res);
         throw new FetchError('http_status', `The server answered ${res.statusCode}.`, res.statusCode);
       }
       const length = Number(res.headers['content-length']);
       if (method !== 'HEAD' && Number.isFinite(length) && length > maxBytes) {
-        res.body.destroy();
+        discard(res);
         throw new FetchError('too_large', `The response is ${length} bytes; the limit is ${maxBytes}.`);
       }
       return { res, finalUrl: url.toString() };
     }
   }
+}
+
+/** Drops a body we will not read; its socket is closed rather than drained when the body is large. */
+function discard(res: Dispatcher.ResponseData): void {
+  res.body.on('error', () => {});
+  res.body.destroy();
 }
 
 function translate(err: unknown): unknown {

@@ -112,11 +112,9 @@ describe('errors', () => {
       const lang = await h.rest('/api/transcribe', { mediaUrl: 'https://cdn.example/a.mp3', language: 'english please' }, key);
       expect(lang.statusCode).toBe(400);
       expect(lang.json().error.details).toHaveProperty('language');
-      const format = await h.app.inject({
-        method: 'POST',
-        url: '/api/transcribe?format=docx',
+      const format = await h.request('POST', '/api/transcribe?format=docx', {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-        payload: JSON.stringify({ mediaUrl: 'https://cdn.example/a.mp3' }),
+        body: JSON.stringify({ mediaUrl: 'https://cdn.example/a.mp3' }),
       });
       expect(format.statusCode).toBe(400);
       expect(format.json().error.details).toHaveProperty('format');
@@ -133,7 +131,7 @@ describe('errors', () => {
   });
 
   it('answers unknown routes with the error body', async () => {
-    const res = await h.app.inject({ method: 'GET', url: '/api/nope' });
+    const res = await h.request('GET', '/api/nope');
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('NOT_FOUND');
   });

@@ -61,7 +61,7 @@ describe('transcribe', () => {
     expect(await h.balance(accountId)).toEqual({ available: 8, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 8, held: 0 });
 
-    const srt = await h.app.inject({ method: 'GET', url: `/api/transcriptions/${body.id}.srt`, headers: { authorization: `Bearer ${key}` } });
+    const srt = await h.request('GET', `/api/transcriptions/${body.id}.srt`, { headers: { authorization: `Bearer ${key}` } });
     expect(srt.statusCode).toBe(200);
     const cues = readSrt(srt.body);
     expect(cues).toHaveLength(body.segments.filter((s: { text: string }) => s.text.trim()).length);
@@ -70,18 +70,16 @@ describe('transcribe', () => {
       expect(cue.end).toBeCloseTo(body.segments[i].end, 3);
       expect(cue.text).toBe(body.segments[i].text);
     });
-    const vtt = await h.app.inject({ method: 'GET', url: `/api/transcriptions/${body.id}.vtt`, headers: { authorization: `Bearer ${key}` } });
+    const vtt = await h.request('GET', `/api/transcriptions/${body.id}.vtt`, { headers: { authorization: `Bearer ${key}` } });
     expect(vtt.headers['content-type']).toMatch(/^text\/vtt/);
     expect(vtt.body.startsWith('WEBVTT\n\n')).toBe(true);
   });
 
   it('returns SRT for ?format=srt and for Accept: application/x-subrip, and WebVTT for Accept: text/vtt', async () => {
     const { key } = await h.account({ credits: 10 });
-    const bySrtQuery = await h.app.inject({
-      method: 'POST',
-      url: '/api/transcribe?format=srt',
+    const bySrtQuery = await h.request('POST', '/api/transcribe?format=srt', {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      payload: { mediaUrl: `${site.origin}/short.mp4` },
+      body: JSON.stringify({ mediaUrl: `${site.origin}/short.mp4` }),
     });
     expect(bySrtQuery.statusCode).toBe(200);
     expect(bySrtQuery.headers['content-type']).toMatch(/^application\/x-subrip/);

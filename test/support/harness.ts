@@ -1,4 +1,5 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -7,6 +8,14 @@ import { createTestDatabase } from './test-database.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
 
+/** An HTTP answer, read whole. */
+export interface TestResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+  json(): any;
+}
+
 export interface Harness {
   app: FastifyInstance;
   services: Services;
@@ -14,7 +23,10 @@ export interface Harness {
   clientUrl: string;
   /** An account with a key; membership and credits as asked. */
   account(opts?: { credits?: number; member?: boolean; scopes?: string[] }): Promise<{ accountId: string; key: string; keyId: string }>;
-  rest(path: string, body: unknown, key?: string | null, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  /** The server's base URL on loopback. */
+  url: string;
+  request(method: string, path: string, opts?: { headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
+  rest(path: string, body: unknown, key?: string | null, headers?: Record<string, string>): Promise<TestResponse>;
   gql<T = any>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<{ status: number; data: T; errors?: any[] }>;
   balance(accountId: string): Promise<{ available: number; held: number }>;
   /** Ledger invariants: entries sum to the balance; nothing negative. */
@@ -22,7 +34,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Boots the real app (both doors, real database) with test configuration; requests go through `inject`. */
+/** Boots the real app (both doors, real database) with test configuration; requests go over loopback HTTP. */
 export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
   const db = await createTestDatabase();
   const config = loadConfig({
@@ -34,7 +46,15 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
   });
   const services = createServices(config, db.orm, pino({ level: 'silent' }));
   const app = await buildApp({ services, orm: db.orm });
-  await app.ready();
+  // Real HTTP on loopback: the same parsers, limits and hooks a client meets.
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address() as AddressInfo;
+  const base = `http://127.0.0.1:${address.port}`;
+  const request = async (method: string, path: string, opts: { headers?: Record<string, string>; body?: string } = {}): Promise<TestResponse> => {
+    const res = await fetch(base + path, { method, headers: opts.headers, body: opts.body });
+    const body = await res.text();
+    return { statusCode: res.status, headers: Object.fromEntries(res.headers.entries()), body, json: () => JSON.parse(body) };
+  };
 
   const harness: Harness = {
     app,
@@ -50,24 +70,22 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
       const created = await services.apiKeys.create(acc.id, 'test', opts.scopes);
       return { accountId: acc.id, key: created.key, keyId: created.apiKey.id };
     },
+    url: base,
+    request,
     rest(path, body, key, headers = {}) {
-      return app.inject({
-        method: 'POST',
-        url: path,
+      return request('POST', path, {
         headers: {
           'content-type': 'application/json',
           ...(key ? { authorization: `Bearer ${key}` } : {}),
           ...headers,
         },
-        payload: typeof body === 'string' ? body : JSON.stringify(body),
+        body: typeof body === 'string' ? body : JSON.stringify(body),
       });
     },
     async gql(query, variables, key) {
-      const res = await app.inject({
-        method: 'POST',
-        url: '/graphql',
+      const res = await request('POST', '/graphql', {
         headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-        payload: JSON.stringify({ query, variables }),
+        body: JSON.stringify({ query, variables }),
       });
       const body = res.json();
       return { status: res.statusCode, data: body.data, errors: body.errors };

@@ -41,14 +41,17 @@ export class AccountService {
       problems.membershipDays = 'must be a whole number of days from 0 to 3660';
     if (Object.keys(problems).length) throw new AppError('INVALID_INPUT', 'The account is not valid.', problems);
 
-    const em = this.em();
-    const account = em.create(Account, { name: name!, email: input.email ?? null });
-    // The balance row exists from the start: the ledger's conditional updates need a row to lock.
-    em.create(CreditBalance, { accountId: account.id });
-    if (input.membershipDays) {
-      em.create(Membership, { accountId: account.id, status: 'active', periodEnd: new Date(Date.now() + input.membershipDays * 86_400_000) });
-    }
-    await em.flush();
+    const account = await this.em().transactional(async (em) => {
+      const created = em.create(Account, { name: name!, email: input.email ?? null });
+      // The entities carry plain ids, not relations, so the parent row is flushed first.
+      await em.flush();
+      // The balance row exists from the start: the ledger's conditional updates need a row to lock.
+      em.create(CreditBalance, { accountId: created.id });
+      if (input.membershipDays) {
+        em.create(Membership, { accountId: created.id, status: 'active', periodEnd: new Date(Date.now() + input.membershipDays * 86_400_000) });
+      }
+      return created;
+    });
     if (input.credits) await this.ledger.grant(account.id, input.credits, 'initial credits');
     return this.view(account.id);
   }
