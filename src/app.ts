@@ -32,7 +32,6 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    disableRequestLogging: config.env === 'test',
     bodyLimit: 1024 * 1024,
   });
   // Only JSON bodies: anything else is 415.
@@ -68,6 +67,8 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     includeStacktraceInErrorResponses: false,
     introspection: config.graphql.introspection,
     allowBatchedHttpRequests: false,
+    // Shutdown is ours (mediagate serve): Apollo would otherwise re-raise the signal mid-way.
+    stopOnTerminationSignals: false,
     validationRules: [depthLimit(config.graphql.maxDepth), aliasLimit(config.graphql.maxAliases)],
     parseOptions: { maxTokens: config.graphql.maxTokens },
     plugins: [fastifyApolloDrainPlugin(app), ...(config.graphql.introspection ? [] : [ApolloServerPluginLandingPageDisabled()])],

@@ -70,13 +70,21 @@ program
   .action(async () => {
     const config = loadConfig();
     const server = await startServer(config);
+    let stopping = false;
     const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
       server.services.log.info({ signal }, 'shutting down');
-      await server.stop();
-      process.exit(0);
+      try {
+        await server.stop();
+        process.exit(0);
+      } catch (err) {
+        server.services.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      }
     };
-    process.once('SIGINT', () => void stop('SIGINT'));
-    process.once('SIGTERM', () => void stop('SIGTERM'));
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
   });
 
 program

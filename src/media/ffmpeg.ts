@@ -1,17 +1,19 @@
 import { spawn } from 'node:child_process';
 import { isAbsolute } from 'node:path';
 
-/** Why a media file could not be used. */
+/** Why a media file could not be used: it has no sound, cannot be read, or the tool ran out of time. */
 export class MediaError extends Error {
   constructor(
     readonly kind: 'no_audio' | 'unreadable' | 'timeout',
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'MediaError';
   }
 }
 
+/** What ffprobe tells about a local media file. */
 export interface MediaProbe {
   durationSeconds: number;
   hasAudio: boolean;
@@ -19,75 +21,130 @@ export interface MediaProbe {
   formatName: string;
 }
 
-interface RunOptions {
+/** Cancellation and time limit for one run of ffmpeg or ffprobe. */
+export interface MediaRunOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
 }
 
-/** Runs a tool without a shell; kills it on abort or timeout. */
-function run(bin: string, args: string[], opts: RunOptions): Promise<{ stdout: string; stderr: string }> {
+/**
+ * Container demuxers the tools may use. Playlist-like demuxers (hls, dash, concat, image2, ...)
+ * are left out on purpose: they open further files named inside the media, which would let a
+ * crafted download make ffmpeg read other local files.
+ */
+const FORMAT_WHITELIST = [
+  'mov', 'matroska', 'webm', 'mp3', 'aac', 'loas', 'ogg', 'wav', 'w64', 'flac', 'flv', 'live_flv',
+  'mpegts', 'mpeg', 'avi', 'asf', 'amr', 'amrnb', 'amrwb', 'ac3', 'eac3', 'dts', 'truehd', 'mlp',
+  'aiff', 'caf', 'au', 'wv', 'ape', 'mpc', 'mpc8', 'tta', 'tak', 'dsf', 'voc', 'xwma', 'rm', 'nut',
+  'mxf', 'dv', 'gxf',
+].join(',');
+
+/** Input options shared by both tools: local files only, known containers only. */
+const INPUT_GUARDS = ['-protocol_whitelist', 'file', '-format_whitelist', FORMAT_WHITELIST];
+
+/** Keeps the last bytes of stderr: enough for the error line, bounded whatever the tool prints. */
+const STDERR_TAIL = 4000;
+
+/** Runs a tool without a shell; kills it on abort or timeout. Resolves with stdout. */
+function run(bin: string, args: string[], opts: MediaRunOptions, defaultTimeoutMs: number): Promise<string> {
+  const timeout = AbortSignal.timeout(opts.timeoutMs ?? defaultTimeoutMs);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
   return new Promise((resolve, reject) => {
-    const timeout = AbortSignal.timeout(opts.timeoutMs ?? 120_000);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], signal });
-    let stdout = '';
+    // SIGKILL: a stuck ffmpeg may ignore SIGTERM while it waits on a demuxer.
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' });
+    const out: Buffer[] = [];
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-    child.on('error', (err) => {
-      if (opts.signal?.aborted) return reject(opts.signal.reason);
-      if (timeout.aborted) return reject(new MediaError('timeout', `${bin} did not finish in time`));
-      reject(new MediaError('unreadable', `${bin} could not run: ${err.message}`));
-    });
-    child.on('close', (code) => {
-      if (code === 0) resolve({ stdout, stderr });
-      else if (code !== null) reject(new MediaError('unreadable', `${bin} exited ${code}: ${stderr.trim().split('\n').at(-1) ?? ''}`));
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_TAIL)));
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (!settled) (settled = true), reject(err);
+    };
+    const aborted = () => {
+      if (opts.signal?.aborted) return opts.signal.reason;
+      if (timeout.aborted) return new MediaError('timeout', `${bin} did not finish in time`);
+      return undefined;
+    };
+    child.on('error', (err) => fail(aborted() ?? new MediaError('unreadable', `${bin} could not run: ${err.message}`, { cause: err })));
+    child.on('close', (code, sig) => {
+      if (code === 0 && !settled) return (settled = true), resolve(Buffer.concat(out).toString('utf8'));
+      const last = stderr.trim().split('\n').at(-1) ?? '';
+      // Killed by a signal that was not ours (OOM killer, operator): fail instead of hanging.
+      fail(aborted() ?? new MediaError('unreadable', `${bin} ${code === null ? `was killed (${sig})` : `exited ${code}`}: ${last}`));
     });
   });
 }
 
-/** ffmpeg and ffprobe only ever read local files the gateway downloaded itself. */
+/** The tools must only read files the gateway wrote itself, never a URL a caller named. */
 function localPath(path: string): string {
-  if (!isAbsolute(path) || /^[a-z][a-z0-9+.-]*:/i.test(path)) throw new MediaError('unreadable', 'only absolute local paths are read');
+  if (typeof path !== 'string' || !isAbsolute(path) || /^[a-z][a-z0-9+.-]*:/i.test(path) || path.includes('\0')) {
+    throw new MediaError('unreadable', 'only absolute local file paths are accepted');
+  }
   return path;
 }
 
-/** Duration and streams of a local media file. */
-export async function probeMedia(path: string, opts: RunOptions & { ffprobePath?: string } = {}): Promise<MediaProbe> {
-  const { stdout } = await run(
-    opts.ffprobePath ?? process.env.FFPROBE_PATH ?? 'ffprobe',
-    ['-v', 'error', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', localPath(path)],
-    opts,
-  );
-  const info = JSON.parse(stdout) as { format?: { duration?: string; format_name?: string }; streams?: { codec_type?: string; duration?: string }[] };
-  const streams = info.streams ?? [];
-  const hasAudio = streams.some((s) => s.codec_type === 'audio');
-  const hasVideo = streams.some((s) => s.codec_type === 'video');
-  const duration = Number(info.format?.duration ?? streams.find((s) => s.duration)?.duration);
-  if (!streams.length || !Number.isFinite(duration)) throw new MediaError('unreadable', 'not a media file ffprobe can read');
-  return { durationSeconds: duration, hasAudio, hasVideo, formatName: info.format?.format_name ?? 'unknown' };
+interface FfprobeJson {
+  format?: { duration?: string; format_name?: string };
+  streams?: { codec_type?: string; duration?: string }[];
 }
 
-/** The audio track as mono MP3 at 16 kHz: small enough to upload, all speech recognisers need. */
+/** Duration and streams of a local media file (ffprobe). */
+export async function probeMedia(
+  path: string,
+  opts: MediaRunOptions & { ffprobePath?: string } = {},
+): Promise<MediaProbe> {
+  const file = localPath(path);
+  const stdout = await run(
+    opts.ffprobePath ?? process.env.FFPROBE_PATH ?? 'ffprobe',
+    ['-v', 'error', ...INPUT_GUARDS, '-print_format', 'json', '-show_format', '-show_streams', file],
+    opts,
+    60_000,
+  );
+  let info: FfprobeJson;
+  try {
+    info = JSON.parse(stdout) as FfprobeJson;
+  } catch (err) {
+    throw new MediaError('unreadable', 'ffprobe printed something other than JSON', { cause: err });
+  }
+  const streams = info.streams ?? [];
+  // Some containers only know the duration per stream ("N/A" on the format): take the longest.
+  let duration = Number(info.format?.duration);
+  if (!Number.isFinite(duration)) duration = Math.max(...streams.map((s) => Number(s.duration)).filter(Number.isFinite));
+  if (!streams.length || !Number.isFinite(duration)) throw new MediaError('unreadable', 'not a media file ffprobe can read');
+  return {
+    durationSeconds: duration,
+    hasAudio: streams.some((s) => s.codec_type === 'audio'),
+    hasVideo: streams.some((s) => s.codec_type === 'video'),
+    formatName: info.format?.format_name ?? 'unknown',
+  };
+}
+
+/** Writes the first audio track of `input` to `output` as mono MP3 (default 16 kHz, 32 kbit/s): small to upload, enough for speech. */
 export async function extractAudio(
   input: string,
   output: string,
-  opts: RunOptions & { ffmpegPath?: string; sampleRate?: number; bitrate?: string } = {},
+  opts: MediaRunOptions & { ffmpegPath?: string; sampleRate?: number; bitrate?: string } = {},
 ): Promise<void> {
-  await run(
-    opts.ffmpegPath ?? process.env.FFMPEG_PATH ?? 'ffmpeg',
-    [
-      '-nostdin', '-hide_banner', '-loglevel', 'error', '-y',
-      '-protocol_whitelist', 'file',
-      '-i', localPath(input),
-      '-vn', '-ac', '1', '-ar', String(opts.sampleRate ?? 16_000), '-c:a', 'libmp3lame', '-b:a', opts.bitrate ?? '32k',
-      localPath(output),
-    ],
-    { timeoutMs: opts.timeoutMs ?? 30 * 60_000, signal: opts.signal },
-  ).catch((err: unknown) => {
-    if (err instanceof MediaError && err.kind === 'unreadable' && /does not contain any stream|matches no streams/i.test(err.message)) {
-      throw new MediaError('no_audio', 'the media has no audio track');
+  const sampleRate = opts.sampleRate ?? 16_000;
+  const bitrate = opts.bitrate ?? '32k';
+  if (!Number.isInteger(sampleRate) || sampleRate <= 0) throw new RangeError('sampleRate must be a positive integer');
+  if (!/^\d+k?$/.test(bitrate)) throw new RangeError('bitrate must look like 32k');
+  const args = [
+    '-nostdin', '-hide_banner', '-loglevel', 'error', '-y',
+    ...INPUT_GUARDS,
+    '-i', localPath(input),
+    // An explicit map makes "no audio" a clear error instead of an empty output.
+    '-map', '0:a:0', '-vn', '-sn', '-dn', '-map_metadata', '-1',
+    '-ac', '1', '-ar', String(sampleRate), '-c:a', 'libmp3lame', '-b:a', bitrate,
+    '-f', 'mp3', localPath(output),
+  ];
+  try {
+    await run(opts.ffmpegPath ?? process.env.FFMPEG_PATH ?? 'ffmpeg', args, opts, 30 * 60_000);
+  } catch (err) {
+    if (err instanceof MediaError && err.kind === 'unreadable' && /matches no streams|does not contain any stream/i.test(err.message)) {
+      throw new MediaError('no_audio', 'the media has no audio track', { cause: err });
     }
     throw err;
-  });
+  }
 }
