@@ -57,21 +57,24 @@ function run(bin: string, args: string[], opts: MediaRunOptions, defaultTimeoutM
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_TAIL)));
+    // 'error' and 'close' can both fire for one failure; the first one decides.
     let settled = false;
-    const fail = (err: unknown) => {
-      if (!settled) (settled = true), reject(err);
+    const settle = (finish: () => void) => {
+      if (settled) return;
+      settled = true;
+      finish();
     };
     const aborted = () => {
       if (opts.signal?.aborted) return opts.signal.reason;
       if (timeout.aborted) return new MediaError('timeout', `${bin} did not finish in time`);
       return undefined;
     };
-    child.on('error', (err) => fail(aborted() ?? new MediaError('unreadable', `${bin} could not run: ${err.message}`, { cause: err })));
+    child.on('error', (err) => settle(() => reject(aborted() ?? new MediaError('unreadable', `${bin} could not run: ${err.message}`, { cause: err }))));
     child.on('close', (code, sig) => {
-      if (code === 0 && !settled) return (settled = true), resolve(Buffer.concat(out).toString('utf8'));
+      if (code === 0) return settle(() => resolve(Buffer.concat(out).toString('utf8')));
       const last = stderr.trim().split('\n').at(-1) ?? '';
       // Killed by a signal that was not ours (OOM killer, operator): fail instead of hanging.
-      fail(aborted() ?? new MediaError('unreadable', `${bin} ${code === null ? `was killed (${sig})` : `exited ${code}`}: ${last}`));
+      settle(() => reject(aborted() ?? new MediaError('unreadable', `${bin} ${code === null ? `was killed (${sig})` : `exited ${code}`}: ${last}`)));
     });
   });
 }

@@ -16,6 +16,8 @@ export interface GuardedClientOptions {
   maxBytes?: number;
   maxRedirects?: number;
   userAgent?: string;
+  /** Name resolution (tests replace it to play a rebinding DNS server). */
+  resolve?: (hostname: string) => Promise<LookupAddress[]>;
 }
 
 export interface RequestOptions {
@@ -59,7 +61,8 @@ const notAllowed = (why: string) => new AppError('URL_NOT_ALLOWED', `The URL is 
 export class GuardedHttpClient {
   private readonly allowHosts: Set<string>;
   private readonly agent: Agent;
-  private readonly defaults: Required<Omit<GuardedClientOptions, 'allowHosts'>>;
+  private readonly defaults: Required<Omit<GuardedClientOptions, 'allowHosts' | 'resolve'>>;
+  private readonly resolve: (hostname: string) => Promise<LookupAddress[]>;
 
   constructor(options: GuardedClientOptions = {}) {
     this.allowHosts = parseAllowHosts(options.allowHosts ?? []);
@@ -69,10 +72,11 @@ export class GuardedHttpClient {
       maxRedirects: options.maxRedirects ?? 5,
       userAgent: options.userAgent ?? 'mediagate/0.1 (+https://github.com/mediagate)',
     };
+    const resolve = (this.resolve = options.resolve ?? systemResolve);
     const allowHosts = this.allowHosts;
     const guardedLookup = ((hostname: string, opts: { all?: boolean; port?: number }, callback: (...args: unknown[]) => void) => {
-      dnsLookup(hostname, { ...opts, all: true }, (err, addresses: LookupAddress[]) => {
-        if (err) return callback(err);
+      resolve(hostname).then((addresses) => {
+        if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));
         // The allow list names host:port; the port is not known here, so allowed names pass and the
         // port is checked before dispatch (checkUrl).
         const allowedName = [...allowHosts].some((hp) => hp.slice(0, hp.lastIndexOf(':')) === hostname.toLowerCase());
@@ -81,7 +85,7 @@ export class GuardedHttpClient {
         }
         if (opts.all) return callback(null, addresses);
         return callback(null, addresses[0].address, addresses[0].family);
-      });
+      }, (err: unknown) => callback(err));
     }) as unknown as LookupFunction;
     this.agent = new Agent({ connect: { lookup: guardedLookup }, connections: 64 });
   }
@@ -103,9 +107,7 @@ export class GuardedHttpClient {
       return url;
     }
     if (!host || host === 'localhost' || host.endsWith('.localhost')) throw notAllowed('it points at this machine');
-    const addresses = await new Promise<LookupAddress[]>((resolve) =>
-      dnsLookup(host, { all: true }, (err, addrs) => resolve(err ? [] : addrs)),
-    );
+    const addresses = await this.resolve(host).catch(() => [] as LookupAddress[]);
     // An unresolvable name is left to fail as a network error; a name that resolves anywhere private is refused.
     if (addresses.some((a) => !isPublicAddress(a.address))) throw notAllowed(`${host} resolves to a non-public address`);
     return url;
@@ -203,6 +205,10 @@ export class GuardedHttpClient {
       return { res, finalUrl: url.toString() };
     }
   }
+}
+
+function systemResolve(hostname: string): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) => dnsLookup(hostname, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs))));
 }
 
 /** Drops a body we will not read; its socket is closed rather than drained when the body is large. */
