@@ -1,100 +1,174 @@
 import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, extname } from 'node:path';
 import { ProviderError } from '../../errors.js';
 import type { TranscriptResult, TranscriptSegment, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
-import { languageCode } from './whisper-languages.js';
 
-export interface OpenAiOptions {
-  /** Includes /v1, as in the official SDK. */
-  baseUrl: string;
+/** Settings of the OpenAI-compatible transcription provider (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_TRANSCRIBE_MODEL). */
+export interface OpenAiTranscriptionOptions {
+  /** Includes /v1, as in the official SDK. Default https://api.openai.com/v1. */
+  baseUrl?: string;
+  /** Optional: self-hosted servers (speaches, whisper.cpp) often run without one. */
   apiKey?: string;
-  model: string;
+  /** Default whisper-1. */
+  model?: string;
   timeoutMs: number;
+  /** OpenAI refuses uploads over 25 MiB; default 25 MiB. */
   maxUploadBytes?: number;
+}
+
+/** Whisper's language names (verbose_json, including its aliases) → ISO-639-1. */
+export const WHISPER_LANGUAGES: Readonly<Record<string, string>> = {
+  afrikaans: 'af', albanian: 'sq', amharic: 'am', arabic: 'ar', armenian: 'hy', assamese: 'as',
+  azerbaijani: 'az', bashkir: 'ba', basque: 'eu', belarusian: 'be', bengali: 'bn', bosnian: 'bs',
+  breton: 'br', bulgarian: 'bg', burmese: 'my', myanmar: 'my', castilian: 'es', catalan: 'ca',
+  valencian: 'ca', chinese: 'zh', mandarin: 'zh', cantonese: 'zh', croatian: 'hr', czech: 'cs',
+  danish: 'da', dutch: 'nl', flemish: 'nl', english: 'en', estonian: 'et', faroese: 'fo', finnish: 'fi',
+  french: 'fr', galician: 'gl', georgian: 'ka', german: 'de', greek: 'el', gujarati: 'gu',
+  haitian: 'ht', 'haitian creole': 'ht', hausa: 'ha', hebrew: 'he', hindi: 'hi', hungarian: 'hu',
+  icelandic: 'is', indonesian: 'id', italian: 'it', japanese: 'ja', javanese: 'jv', kannada: 'kn',
+  kazakh: 'kk', khmer: 'km', korean: 'ko', lao: 'lo', latin: 'la', latvian: 'lv', lingala: 'ln',
+  lithuanian: 'lt', luxembourgish: 'lb', letzeburgesch: 'lb', macedonian: 'mk', malagasy: 'mg',
+  malay: 'ms', malayalam: 'ml', maltese: 'mt', maori: 'mi', marathi: 'mr', moldavian: 'ro',
+  moldovan: 'ro', mongolian: 'mn', nepali: 'ne', norwegian: 'no', nynorsk: 'nn', occitan: 'oc',
+  pashto: 'ps', pushto: 'ps', persian: 'fa', polish: 'pl', portuguese: 'pt', punjabi: 'pa',
+  panjabi: 'pa', romanian: 'ro', russian: 'ru', sanskrit: 'sa', serbian: 'sr', shona: 'sn',
+  sindhi: 'sd', sinhala: 'si', sinhalese: 'si', slovak: 'sk', slovenian: 'sl', somali: 'so',
+  spanish: 'es', sundanese: 'su', swahili: 'sw', swedish: 'sv', tagalog: 'tl', tajik: 'tg',
+  tamil: 'ta', tatar: 'tt', telugu: 'te', thai: 'th', tibetan: 'bo', turkish: 'tr', turkmen: 'tk',
+  ukrainian: 'uk', urdu: 'ur', uzbek: 'uz', vietnamese: 'vi', welsh: 'cy', yiddish: 'yi', yoruba: 'yo',
+};
+
+/** Whisper's own codes that are not ISO-639-1 (whisper.cpp and speaches report these). */
+const WHISPER_CODE_FIXES: Readonly<Record<string, string | null>> = { jw: 'jv', yue: 'zh', haw: null };
+
+/** ISO-639-1 for what a Whisper-compatible server reported: a language name or already a code; null when unknown. */
+export function whisperLanguageCode(reported: unknown): string | null {
+  if (typeof reported !== 'string') return null;
+  const v = reported.trim().toLowerCase().replace(/_/g, '-');
+  if (Object.hasOwn(WHISPER_LANGUAGES, v)) return WHISPER_LANGUAGES[v];
+  const primary = v.split('-')[0];
+  if (Object.hasOwn(WHISPER_CODE_FIXES, primary)) return WHISPER_CODE_FIXES[primary];
+  return /^[a-z]{2}$/.test(primary) ? primary : null;
 }
 
 /** The documented verbose_json response; compatible servers may leave parts out. */
 interface VerboseJson {
-  language?: string;
-  duration?: number;
-  text?: string;
-  segments?: { id?: number; start?: number; end?: number; text?: string }[];
+  language?: unknown;
+  duration?: unknown;
+  text?: unknown;
+  segments?: unknown;
 }
 
-const round3 = (n: number) => Math.round(n * 1000) / 1000;
+const AUDIO_TYPES: Readonly<Record<string, string>> = {
+  '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.m4a': 'audio/mp4', '.mp4': 'audio/mp4', '.ogg': 'audio/ogg',
+  '.oga': 'audio/ogg', '.opus': 'audio/ogg', '.webm': 'audio/webm', '.flac': 'audio/flac',
+};
+
+const toMs = (seconds: number) => Math.round(seconds * 1000) / 1000;
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /**
- * Any OpenAI-compatible `/audio/transcriptions` (OpenAI, Groq, speaches, LocalAI, whisper.cpp
- * server). The base URL is operator-set and trusted, so it is called directly, not through the
- * guarded client.
+ * Any OpenAI-compatible `POST {baseUrl}/audio/transcriptions` (OpenAI, Groq, speaches, LocalAI,
+ * whisper.cpp server). The base URL is operator-set and trusted, so it is called with plain fetch,
+ * not through the guarded client that user-supplied URLs go through.
  */
 export class OpenAiTranscriptionProvider implements TranscriptionProvider {
   readonly name = 'openai';
+  private readonly url: string;
+  private readonly model: string;
   private readonly maxUploadBytes: number;
 
-  constructor(private readonly options: OpenAiOptions) {
+  constructor(private readonly options: OpenAiTranscriptionOptions) {
+    this.url = `${(options.baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '')}/audio/transcriptions`;
+    this.model = options.model ?? 'whisper-1';
     this.maxUploadBytes = options.maxUploadBytes ?? 25 * 1024 * 1024;
   }
 
+  /** Uploads the prepared audio file and maps the verbose_json answer onto a TranscriptResult. */
   async transcribe(request: TranscriptionRequest): Promise<TranscriptResult> {
-    const { size } = await stat(request.audioPath);
+    request.signal.throwIfAborted();
+    const size = await stat(request.audioPath).then(
+      (s) => s.size,
+      (err: unknown) => {
+        throw new ProviderError(this.name, 'failed', 'the prepared audio file cannot be read', { cause: err });
+      },
+    );
+    // Refuse before sending: the upstream would only answer 413 after the whole upload.
     if (size > this.maxUploadBytes) {
-      throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload cap`);
+      throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload limit`);
     }
+    const ext = extname(request.audioPath).toLowerCase();
     const form = new FormData();
-    form.append('file', await openAsBlob(request.audioPath, { type: 'audio/mpeg' }), basename(request.audioPath));
-    form.append('model', this.options.model);
+    form.append('file', await openAsBlob(request.audioPath, { type: AUDIO_TYPES[ext] ?? 'application/octet-stream' }), basename(request.audioPath));
+    form.append('model', this.model);
     form.append('response_format', 'verbose_json');
     form.append('timestamp_granularities[]', 'segment');
     if (request.language) form.append('language', request.language);
 
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    const signal = AbortSignal.any([request.signal, timeout]);
+    // The caller's own abort is not a provider failure: hand its reason back unchanged.
+    const interrupted = (err: unknown, what: string): unknown => {
+      if (request.signal.aborted) return request.signal.reason;
+      if (timeout.aborted) return new ProviderError(this.name, 'timeout', `the transcription server did not ${what} within ${this.options.timeoutMs} ms`);
+      return err;
+    };
+
     let res: Response;
     try {
-      res = await fetch(`${this.options.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`, {
+      res = await fetch(this.url, {
         method: 'POST',
         body: form,
-        headers: this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {},
-        signal: AbortSignal.any([request.signal, timeout]),
+        headers: { accept: 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
+        // An API endpoint has no reason to redirect; following one would resend the key elsewhere.
+        redirect: 'error',
+        signal,
       });
     } catch (err) {
-      if (request.signal.aborted) throw request.signal.reason;
-      if (timeout.aborted) throw new ProviderError(this.name, 'timeout', 'the transcription server did not answer in time');
-      throw new ProviderError(this.name, 'failed', `could not reach the transcription server: ${(err as Error).message}`);
-    }
-    if (res.status === 401 || res.status === 403) {
-      await res.body?.cancel();
-      throw new ProviderError(this.name, 'failed', `upstream rejected the credentials (${res.status})`);
+      throw interrupted(new ProviderError(this.name, 'failed', 'could not reach the transcription server', { cause: err }), 'answer');
     }
     if (!res.ok) {
-      await res.body?.cancel();
-      throw new ProviderError(this.name, 'failed', `transcription server answered ${res.status}`);
+      // The upstream's body stays unread: it is never logged or passed on.
+      await res.body?.cancel().catch(() => undefined);
+      if (res.status === 401 || res.status === 403) throw new ProviderError(this.name, 'failed', `upstream rejected the credentials (${res.status})`);
+      if (res.status === 413) throw new ProviderError(this.name, 'too_large', 'the transcription server refused the upload as too large (413)');
+      throw new ProviderError(this.name, 'failed', `the transcription server answered ${res.status}`);
     }
-    let body: VerboseJson;
+    let raw: string;
     try {
-      body = (await res.json()) as VerboseJson;
+      raw = await res.text();
+    } catch (err) {
+      throw interrupted(new ProviderError(this.name, 'failed', 'the transcription server broke off its answer', { cause: err }), 'finish its answer');
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
     } catch {
-      if (timeout.aborted) throw new ProviderError(this.name, 'timeout', 'the transcription server did not finish in time');
       throw new ProviderError(this.name, 'failed', 'the transcription server sent malformed JSON');
     }
-    return this.toResult(body, request);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new ProviderError(this.name, 'failed', 'the transcription server sent JSON that is not a transcription');
+    }
+    return this.toResult(body as VerboseJson, request);
   }
 
   private toResult(body: VerboseJson, request: TranscriptionRequest): TranscriptResult {
-    if (typeof body.text !== 'string' && !Array.isArray(body.segments)) {
-      throw new ProviderError(this.name, 'failed', 'the transcription server answered without text');
+    const listed = Array.isArray(body.segments) ? (body.segments as Record<string, unknown>[]) : null;
+    if (typeof body.text !== 'string' && !listed) {
+      throw new ProviderError(this.name, 'failed', 'the transcription server answered without text or segments');
     }
-    const segments: TranscriptSegment[] = (body.segments ?? [])
-      .filter((s) => typeof s.start === 'number' && typeof s.end === 'number' && typeof s.text === 'string')
-      .map((s, i) => ({ index: i + 1, start: round3(s.start!), end: round3(s.end!), text: s.text!.trim(), speaker: null }));
+    const segments: TranscriptSegment[] = [];
+    for (const s of listed ?? []) {
+      if (typeof s !== 'object' || s === null || !isNum(s.start) || !isNum(s.end) || typeof s.text !== 'string') continue;
+      segments.push({ index: segments.length + 1, start: toMs(s.start), end: toMs(s.end), text: s.text.trim(), speaker: null });
+    }
     const text = (typeof body.text === 'string' ? body.text : segments.map((s) => s.text).join(' ')).trim();
-    const duration = typeof body.duration === 'number' ? body.duration : (segments.at(-1)?.end ?? request.durationSeconds);
-    return {
-      language: languageCode(body.language) ?? request.language,
-      durationSeconds: round3(duration),
-      text,
-      segments,
-    };
+    const duration = isNum(body.duration) ? body.duration : (segments.at(-1)?.end ?? request.durationSeconds);
+    const durationSeconds = isNum(duration) && duration >= 0 ? toMs(duration) : null;
+    // Without segments (a server that ignores the granularity) the subtitles still need a cue:
+    // one spanning the whole audio.
+    if (!segments.length && text) segments.push({ index: 1, start: 0, end: durationSeconds ?? 0, text, speaker: null });
+    return { language: whisperLanguageCode(body.language) ?? request.language ?? null, durationSeconds, text, segments };
   }
 }
