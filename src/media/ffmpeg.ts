@@ -69,10 +69,15 @@ function run(bin: string, args: string[], opts: MediaRunOptions, defaultTimeoutM
       if (timeout.aborted) return new MediaError('timeout', `${bin} did not finish in time`);
       return undefined;
     };
-    child.on('error', (err) => settle(() => reject(aborted() ?? new MediaError('unreadable', `${bin} could not run: ${err.message}`, { cause: err }))));
+    child.on('error', (err) => {
+      // After an abort the child is being killed: settle on 'close', once it is really gone.
+      if (aborted() !== undefined && child.pid !== undefined) return;
+      settle(() => reject(aborted() ?? new MediaError('unreadable', `${bin} could not run: ${err.message}`, { cause: err })));
+    });
     child.on('close', (code, sig) => {
       if (code === 0) return settle(() => resolve(Buffer.concat(out).toString('utf8')));
-      const last = stderr.trim().split('\n').at(-1) ?? '';
+      // The reason is rarely on the very last line (ffmpeg adds hints after it): keep a few.
+      const last = stderr.trim().split('\n').slice(-3).join(' | ');
       // Killed by a signal that was not ours (OOM killer, operator): fail instead of hanging.
       settle(() => reject(aborted() ?? new MediaError('unreadable', `${bin} ${code === null ? `was killed (${sig})` : `exited ${code}`}: ${last}`)));
     });

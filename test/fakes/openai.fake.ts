@@ -1,11 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 
-/** OpenAI's documented verbose_json answer, as stored in the fixture. */
-export const verboseJsonFixture = JSON.parse(readFileSync(join(process.cwd(), 'test/fixtures/openai/verbose_json.json'), 'utf8'));
+/** A real OpenAI verbose_json answer (whisper-1, language "english"), as stored in test/fixtures/openai/verbose_json.json. */
+export const verboseJsonFixture = JSON.parse(
+  readFileSync(new URL('../fixtures/openai/verbose_json.json', import.meta.url), 'utf8'),
+) as {
+  task: string;
+  language: string;
+  duration: number;
+  text: string;
+  segments: { id: number; seek: number; start: number; end: number; text: string; tokens: number[]; temperature: number; avg_logprob: number; compression_ratio: number; no_speech_prob: number }[];
+};
 
+/** One upload as the fake saw it. */
 export interface FakeOpenAiRequest {
   fields: Record<string, string>;
   fileName: string;
@@ -14,36 +22,60 @@ export interface FakeOpenAiRequest {
   headers: IncomingHttpHeaders;
 }
 
+/** A canned answer; `raw` sends `body` as the literal response text (for malformed JSON), `delayMs` stalls first. */
+export interface FakeOpenAiResponse {
+  status: number;
+  body: unknown;
+  raw?: boolean;
+  delayMs?: number;
+}
+
 const SENTENCES = ['Welcome to the show.', 'Today we talk about sound.', 'It travels as a wave.', 'Thanks for listening.'];
+const NAMES: Record<string, string> = { en: 'english', de: 'german', fr: 'french', es: 'spanish', zh: 'chinese' };
+/** The gateway uploads 32 kbit/s MP3: 4000 bytes per second of audio. */
+const BYTES_PER_SECOND = 4000;
+
+/** OpenAI's error body shape. */
+const openAiError = (message: string, param: string | null, code: string | null) => ({ error: { message, type: 'invalid_request_error', param, code } });
 
 /**
  * A local stand-in for `POST /v1/audio/transcriptions`: parses the multipart upload as OpenAI does,
- * refuses a wrong key with OpenAI's error body, and answers verbose_json whose segments cover the
- * uploaded audio's length (told by the caller via `durationOf`, default 2.5 s per 10 kB of 32 kbps MP3).
+ * refuses a wrong key with OpenAI's 401 body, and by default answers verbose_json whose 2.5 s
+ * segments cover the audio length implied by the upload's size. `respond` may override any answer.
  */
-export async function startFakeOpenAi(opts: {
-  apiKey?: string;
-  respond?: (req: FakeOpenAiRequest) => { status: number; body: unknown; delayMs?: number } | undefined;
-} = {}) {
+export async function startFakeOpenAi(opts: { apiKey?: string; respond?: (req: FakeOpenAiRequest) => FakeOpenAiResponse | undefined } = {}) {
   const requests: FakeOpenAiRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
   const server = createServer(async (req, res) => {
-    const send = (status: number, body: unknown) => {
+    const send = (status: number, body: unknown, raw = false) => {
+      if (res.destroyed) return;
       res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
+      res.end(raw ? String(body) : JSON.stringify(body));
     };
-    if (req.method !== 'POST' || req.url !== '/v1/audio/transcriptions') return send(404, { error: { message: 'Not found', type: 'invalid_request_error' } });
-    if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
-      return send(401, { error: { message: 'Incorrect API key provided: sk-***. You can find your API key at https://platform.openai.com/account/api-keys.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+    if (req.method !== 'POST' || req.url !== '/v1/audio/transcriptions') {
+      req.resume();
+      return send(404, openAiError(`Invalid URL (${req.method} ${req.url})`, null, null));
     }
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const form = await new Request('http://fake/', { method: 'POST', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) }).formData();
+    if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      req.resume();
+      // OpenAI echoes a masked key; the adapter must never pass this text on.
+      const given = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      return send(401, openAiError(`Incorrect API key provided: ${given.slice(0, 3)}***${given.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`, null, 'invalid_api_key'));
+    }
+    let form: FormData;
+    try {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      form = await new Request('http://fake.invalid/', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body: Buffer.concat(chunks) }).formData();
+    } catch {
+      return send(400, openAiError('Could not parse multipart form', null, null));
+    }
     const fields: Record<string, string> = {};
     let fileName = '';
     let fileBytes = 0;
     for (const [k, v] of form.entries()) {
       if (typeof v === 'string') fields[k] = v;
-      else {
+      else if (k === 'file') {
         fileName = v.name;
         fileBytes = v.size;
       }
@@ -52,23 +84,31 @@ export async function startFakeOpenAi(opts: {
     requests.push(seen);
     const custom = opts.respond?.(seen);
     if (custom) {
-      if (custom.delayMs) await new Promise((r) => setTimeout(r, custom.delayMs));
-      return send(custom.status, custom.body);
+      if (custom.delayMs) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(() => {
+            timers.delete(t);
+            resolve();
+          }, custom.delayMs);
+          timers.add(t);
+        });
+      }
+      return send(custom.status, custom.body, custom.raw);
     }
-    if (!fields.model) return send(400, { error: { message: "you must provide a model parameter", type: 'invalid_request_error', param: 'model' } });
-    if (!fileName) return send(400, { error: { message: "'file' is a required property", type: 'invalid_request_error', param: 'file' } });
-    // 32 kbps MP3: 4000 bytes a second.
-    const duration = Math.max(1, Math.round((fileBytes / 4000) * 100) / 100);
+    if (!fileName) return send(400, openAiError("'file' is a required property", 'file', null));
+    if (!fields.model) return send(400, openAiError('you must provide a model parameter', 'model', null));
+    const duration = Math.max(1, Math.round((fileBytes / BYTES_PER_SECOND) * 100) / 100);
     const segments = [];
-    for (let start = 0, i = 0; start < duration; start += 2.5, i++) {
+    for (let i = 0; i * 2.5 < duration; i++) {
+      const start = i * 2.5;
       const end = Math.min(duration, start + 2.5);
-      segments.push({ id: i, seek: 0, start, end, text: ` ${SENTENCES[i % SENTENCES.length]}`, tokens: [50364], temperature: 0, avg_logprob: -0.25, compression_ratio: 1.1, no_speech_prob: 0.01 });
+      segments.push({ id: i, seek: Math.floor(start / 30) * 3000, start, end, text: ` ${SENTENCES[i % SENTENCES.length]}`, tokens: [50364 + i, 50489 + i], temperature: 0, avg_logprob: -0.25, compression_ratio: 1.1, no_speech_prob: 0.01 });
     }
     send(200, {
       task: 'transcribe',
-      language: fields.language ? ({ en: 'english', de: 'german', fr: 'french' } as Record<string, string>)[fields.language] ?? fields.language : 'english',
+      language: fields.language ? (NAMES[fields.language] ?? fields.language) : 'english',
       duration,
-      text: segments.map((s) => s.text.trim()).join(' '),
+      text: segments.map((s) => s.text).join(''),
       segments,
     });
   });
@@ -79,6 +119,7 @@ export async function startFakeOpenAi(opts: {
     requests,
     close: () =>
       new Promise<void>((resolve) => {
+        timers.forEach(clearTimeout);
         server.closeAllConnections();
         server.close(() => resolve());
       }),

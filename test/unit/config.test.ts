@@ -1,0 +1,35 @@
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('configuration', () => {
+  it('lists every problem at once', () => {
+    let err: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', PARSE_PROVIDERS: 'builtin,nope', FETCH_ALLOW_HOSTS: 'no-port', OPENAI_BASE_URL: 'ftp://x', DATABASE_URL: 'mysql://x' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const problems = (err as ConfigError).problems.join('\n');
+    for (const name of ['PORT', 'PARSE_PROVIDERS', 'FETCH_ALLOW_HOSTS', 'OPENAI_BASE_URL', 'DATABASE_URL']) expect(problems).toContain(name);
+  });
+
+  it('requires a pepper in production and never invents one there', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/API_KEY_PEPPER/);
+  });
+
+  it('has the contract’s defaults', () => {
+    const c = loadConfig({ API_KEY_PEPPER: 'p'.repeat(32) });
+    expect(c).toMatchObject({
+      host: '0.0.0.0',
+      port: 4000,
+      parseProviders: ['builtin'],
+      transcribeProviders: [],
+      parseTimeoutMs: 60_000,
+      transcribeTimeoutMs: 3_600_000,
+      sweepIntervalMs: 30_000,
+      prices: { parse: 1, transcribePerMinute: 1 },
+      openai: { baseUrl: 'https://api.openai.com/v1', model: 'whisper-1' },
+    });
+    expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), OPENAI_API_KEY: 'sk' }).transcribeProviders).toEqual(['openai']);
+  });
+});
