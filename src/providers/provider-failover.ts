@@ -34,6 +34,8 @@ export async function runWithFailover<P extends { name: string }, R>(
 ): Promise<{ provider: string; result: R }> {
   if (providers.length === 0) throw new AppError('PROVIDER_UNAVAILABLE', 'No provider is configured for this operation.');
   const kinds = new Set<ProviderError['kind']>();
+  // What each provider did, in our words only: callers may see it, so no upstream text goes in.
+  const attempts: Array<{ provider: string; outcome: ProviderError['kind'] }> = [];
   let lastNoMediaMessage: string | null = null;
   for (const provider of providers) {
     if (signal.aborted) break;
@@ -44,10 +46,12 @@ export async function runWithFailover<P extends { name: string }, R>(
       if (isAppError(err)) throw err;
       if (err instanceof ProviderError) {
         kinds.add(err.kind);
+        attempts.push({ provider: provider.name, outcome: err.kind });
         if (err.kind === 'no_media') lastNoMediaMessage = err.message;
         log.warn({ provider: provider.name, kind: err.kind, reason: err.message }, 'provider failed');
       } else {
         kinds.add('failed');
+        attempts.push({ provider: provider.name, outcome: 'failed' });
         log.warn({ provider: provider.name, err }, 'provider crashed');
       }
     }
@@ -56,8 +60,8 @@ export async function runWithFailover<P extends { name: string }, R>(
   for (const [kind, code] of PRECEDENCE) {
     if (!kinds.has(kind)) continue;
     // "No media" messages are ours (the selection rules), so they may reach the caller.
-    if (code === 'NO_MEDIA_FOUND' && lastNoMediaMessage) throw new AppError(code, lastNoMediaMessage);
-    throw new AppError(code, MESSAGES[code]);
+    if (code === 'NO_MEDIA_FOUND' && lastNoMediaMessage) throw new AppError(code, lastNoMediaMessage, { attempts });
+    throw new AppError(code, MESSAGES[code], { attempts });
   }
-  throw new AppError('PROVIDER_ERROR', MESSAGES.PROVIDER_ERROR);
+  throw new AppError('PROVIDER_ERROR', MESSAGES.PROVIDER_ERROR, { attempts });
 }

@@ -1,21 +1,15 @@
-import { Field, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, ID, ObjectType } from 'type-graphql';
 import { Connection } from '../../graphql/connection.js';
+import { stringEnum } from '../../graphql/enums.js';
 import { Credits, DateTime } from '../../graphql/scalars.js';
+import { CREDIT_ENTRY_KINDS, type CreditEntryKind } from './credit-entry.entity.js';
 
-export enum CreditEntryKindEnum {
-  GRANT = 'GRANT',
-  HOLD = 'HOLD',
-  CAPTURE = 'CAPTURE',
-  RELEASE = 'RELEASE',
-  ADJUST = 'ADJUST',
-  EXPIRE = 'EXPIRE',
-}
-registerEnumType(CreditEntryKindEnum, { name: 'CreditEntryKind' });
+export const CreditEntryKindEnum = stringEnum(CREDIT_ENTRY_KINDS, 'CreditEntryKind');
 
 @ObjectType('CreditEntry', { description: 'One line of the append-only credit ledger' })
 export class CreditEntryType {
   @Field(() => ID) id!: string;
-  @Field(() => CreditEntryKindEnum) kind!: CreditEntryKindEnum;
+  @Field(() => CreditEntryKindEnum) kind!: CreditEntryKind;
   @Field(() => Credits) amount!: number;
   @Field(() => Credits, { description: 'Change to available credits' }) availableDelta!: number;
   @Field(() => Credits, { description: 'Change to held credits' }) heldDelta!: number;

@@ -4,7 +4,7 @@ import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
 import { DateTime } from '../../graphql/scalars.js';
 import { requireScope } from '../access.js';
-import type { CreditEntry } from './credit-entry.entity.js';
+import type { CreditEntry, CreditEntryKind } from './credit-entry.entity.js';
 import { CreditEntryConnection, CreditEntryKindEnum, CreditEntryType } from './credit.graphql.js';
 
 @ArgsType()
@@ -12,7 +12,7 @@ class CreditHistoryArgs {
   @Field(() => ID, { nullable: true, description: 'Defaults to the caller’s own account' }) accountId?: string | null;
   @Field(() => DateTime, { nullable: true, description: 'Entries at or after this time' }) from?: Date | null;
   @Field(() => DateTime, { nullable: true, description: 'Entries before this time' }) to?: Date | null;
-  @Field(() => [CreditEntryKindEnum], { nullable: true }) kinds?: CreditEntryKindEnum[] | null;
+  @Field(() => [CreditEntryKindEnum], { nullable: true }) kinds?: CreditEntryKind[] | null;
   @Field(() => Int, { nullable: true, description: '1 to 100, default 20' }) first?: number | null;
   @Field(() => String, { nullable: true }) after?: string | null;
 }
@@ -35,5 +35,5 @@ export class CreditResolver {
 }
 
 function toEntryType(e: CreditEntry): CreditEntryType {
-  return { ...e, id: String(e.id), kind: e.kind as CreditEntryKindEnum };
+  return { ...e, id: String(e.id) };
 }

@@ -1,15 +1,10 @@
-import { Field, Float, ID, ObjectType, registerEnumType } from 'type-graphql';
+import { Field, Float, ID, ObjectType } from 'type-graphql';
 import { Connection } from '../../graphql/connection.js';
+import { stringEnum } from '../../graphql/enums.js';
 import { Credits, DateTime, JSONObject } from '../../graphql/scalars.js';
+import { JOB_STATUSES, type JobStatus } from './job.entity.js';
 
-export enum JobStatusEnum {
-  QUEUED = 'QUEUED',
-  RUNNING = 'RUNNING',
-  SUCCEEDED = 'SUCCEEDED',
-  FAILED = 'FAILED',
-  CANCELED = 'CANCELED',
-}
-registerEnumType(JobStatusEnum, { name: 'JobStatus' });
+export const JobStatusEnum = stringEnum(JOB_STATUSES, 'JobStatus');
 
 @ObjectType('JobError')
 export class JobErrorType {
@@ -21,7 +16,7 @@ export class JobErrorType {
 export class JobType {
   @Field(() => ID) id!: string;
   @Field({ description: 'PARSE or TRANSCRIBE' }) operation!: string;
-  @Field(() => JobStatusEnum) status!: JobStatusEnum;
+  @Field(() => JobStatusEnum) status!: JobStatus;
   @Field(() => Float, { description: '0..1' }) progress!: number;
   @Field(() => JSONObject) input!: Record<string, unknown>;
   @Field(() => JSONObject, { nullable: true, description: 'The success body, as the operation returned it' })

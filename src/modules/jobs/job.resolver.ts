@@ -3,14 +3,14 @@ import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
 import { requireScope } from '../access.js';
 import type { Job } from './job.entity.js';
-import { JobConnection, JobStatusEnum, JobType } from './job.graphql.js';
+import { JobConnection, JobType } from './job.graphql.js';
 
 /** The public face of a job row. */
 export function toJobType(job: Job): JobType {
   return {
     id: job.id,
     operation: job.operation,
-    status: job.status as JobStatusEnum,
+    status: job.status,
     progress: job.progress,
     input: job.input,
     result: job.result,

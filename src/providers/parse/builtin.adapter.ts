@@ -1,3 +1,4 @@
+import iconv from 'iconv-lite';
 import { ProviderError } from '../../errors.js';
 import { FetchError } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
@@ -47,7 +48,7 @@ export class BuiltinParseProvider implements ParseProvider {
     if (!/html|xml/i.test(contentType) && contentType !== '') {
       throw new ProviderError(this.name, 'no_media', 'The URL is neither a web page nor media.');
     }
-    const extracted = extractPage(page.body.toString('utf8'), page.url);
+    const extracted = extractPage(decodeHtml(page.body, contentType), page.url);
     const playable = extracted.formats.filter((f) => f.kind !== 'image');
     if (playable.length === 0) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
     const { media, alternatives } = selectFormat(this.name, playable, request.mode, request.quality);
@@ -77,4 +78,14 @@ export class BuiltinParseProvider implements ParseProvider {
       throw new ProviderError(this.name, 'failed', err.message, { cause: err });
     }
   }
+}
+
+/** The page's text in its declared charset (header, then <meta charset>), UTF-8 when unsaid or unknown. */
+export function decodeHtml(body: Buffer, contentType: string): string {
+  const head = body.subarray(0, 2048).toString('latin1');
+  const charset =
+    /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType)?.[1] ??
+    /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1] ??
+    'utf-8';
+  return iconv.decode(body, iconv.encodingExists(charset) ? charset : 'utf-8');
 }

@@ -80,3 +80,15 @@ describe('extractPage', () => {
     expect(isoDurationSeconds(text)).toBe(seconds);
   });
 });
+
+describe('decodeHtml', () => {
+  it('honours the declared charset in the header or in <meta>', async () => {
+    const { decodeHtml } = await import('../../../src/providers/parse/builtin.adapter.js');
+    const latin1 = Buffer.from('<title>Café crème</title>', 'latin1');
+    expect(decodeHtml(latin1, 'text/html; charset=ISO-8859-1')).toBe('<title>Café crème</title>');
+    const meta = Buffer.concat([Buffer.from('<meta charset="windows-1252"><title>'), Buffer.from([0x93]), Buffer.from('hi'), Buffer.from([0x94]), Buffer.from('</title>')]);
+    expect(decodeHtml(meta, 'text/html')).toContain('\u201chi\u201d');
+    expect(decodeHtml(Buffer.from('<p>naïve</p>'), 'text/html')).toBe('<p>naïve</p>');
+    expect(decodeHtml(Buffer.from('<p>x</p>'), 'text/html; charset=no-such-charset')).toBe('<p>x</p>');
+  });
+});
