@@ -29,6 +29,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Treat non-2xx as FetchError('http_status') (default true). */
   throwOnHttpError?: boolean;
+  /** Decides from the final URL and headers whether the body is wanted; when not, it is dropped unread (e.g. a video). */
+  wantBody?: (finalUrl: string, headers: Record<string, string>) => boolean;
 }
 
 export interface GuardedResponse {
@@ -117,6 +119,11 @@ export class GuardedHttpClient {
     const maxBytes = options.maxBytes ?? this.defaults.maxBytes;
     return this.withDeadline(options, async (signal) => {
       const { res, finalUrl } = await this.follow(url, options, signal);
+      const headers = flatHeaders(res.headers);
+      if (options.wantBody && !options.wantBody(finalUrl, headers)) {
+        discard(res);
+        return { url: finalUrl, status: res.statusCode, headers, body: Buffer.alloc(0) };
+      }
       const chunks: Buffer[] = [];
       let total = 0;
       for await (const chunk of res.body) {
@@ -127,7 +134,7 @@ export class GuardedHttpClient {
         }
         chunks.push(chunk as Buffer);
       }
-      return { url: finalUrl, status: res.statusCode, headers: flatHeaders(res.headers), body: Buffer.concat(chunks) };
+      return { url: finalUrl, status: res.statusCode, headers, body: Buffer.concat(chunks) };
     });
   }
 
@@ -198,7 +205,8 @@ export class GuardedHttpClient {
         throw new FetchError('http_status', `The server answered ${res.statusCode}.`, res.statusCode);
       }
       const length = Number(res.headers['content-length']);
-      if (method !== 'HEAD' && Number.isFinite(length) && length > maxBytes) {
+      const wanted = !options.wantBody || options.wantBody(url.toString(), flatHeaders(res.headers));
+      if (method !== 'HEAD' && wanted && Number.isFinite(length) && length > maxBytes) {
         discard(res);
         throw new FetchError('too_large', `The response is ${length} bytes; the limit is ${maxBytes}.`);
       }

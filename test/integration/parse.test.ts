@@ -58,6 +58,23 @@ describe('parse', () => {
     expect(job.data.job).toEqual({ id: body.id, status: 'SUCCEEDED', operation: 'PARSE', creditsCharged: 1, creditsHeld: 0 });
   });
 
+  it('takes a URL that is media already, without downloading it', async () => {
+    // Larger than the page cap: only its headers may be read.
+    site.file('/direct/clip.mp4', Buffer.alloc(6 * 1024 * 1024), 'video/mp4');
+    const { key } = await h.account();
+    const res = await h.rest('/api/parse', { url: `${site.origin}/direct/clip.mp4` }, key);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      media: { url: `${site.origin}/direct/clip.mp4`, kind: 'video', container: 'mp4', hasVideo: true },
+      alternatives: [],
+      cover: null,
+      metadata: { site: '127.0.0.1' },
+    });
+    const audio = await h.rest('/api/parse', { url: `${site.origin}/direct/clip.mp4`, mode: 'audio' }, key);
+    expect(audio.statusCode).toBe(422);
+    expect(audio.json().error.code).toBe('NO_MEDIA_FOUND');
+  });
+
   it('honours quality: the highest format at or below the requested height', async () => {
     const { key } = await h.account();
     const res = await h.rest('/api/parse', { url: `${site.origin}/watch`, quality: '720' }, key);

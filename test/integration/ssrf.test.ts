@@ -50,7 +50,7 @@ describe('outgoing requests through the API', () => {
     const res = await h.rest('/api/parse', { url: `${allowed.origin}/hop` }, key);
     expect(res.statusCode).toBe(422);
     expect(res.json().error.code).toBe('URL_NOT_ALLOWED');
-    expect(allowed.hits).toContain('HEAD /hop');
+    expect(allowed.hits).toContain('GET /hop');
     expect(target.connections).toBe(before);
   });
 

@@ -22,6 +22,19 @@ export interface AccountView {
   credits: { available: number; held: number };
 }
 
+interface ViewRow {
+  id: string;
+  name: string;
+  email: string | null;
+  created_at: string | Date;
+  plan: string | null;
+  status: string | null;
+  period_end: string | Date | null;
+  active: boolean;
+  available: string | number;
+  held: string | number;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Accounts and memberships: the operator's and the account area's side of the data. */
@@ -56,23 +69,28 @@ export class AccountService {
     return this.view(account.id);
   }
 
+  /** The account with its membership and balance, in one query (it serves `me` on every page load). */
   async view(accountId: string): Promise<AccountView> {
-    const em = this.em();
-    const account = UUID.test(accountId) ? await em.findOne(Account, { id: accountId }) : null;
-    if (!account) throw new AppError('NOT_FOUND', 'No such account.');
-    const [membership, credits] = await Promise.all([em.findOne(Membership, { accountId }), this.ledger.balance(accountId)]);
+    if (!UUID.test(accountId)) throw new AppError('NOT_FOUND', 'No such account.');
+    const rows = await this.em().getConnection().execute<ViewRow[]>(
+      `select a.id, a.name, a.email, a.created_at, m.plan, m.status, m.period_end,
+              coalesce(m.status = 'active' and m.period_end > now(), false) as active,
+              coalesce(b.available, 0) as available, coalesce(b.held, 0) as held
+         from account a
+         left join membership m on m.account_id = a.id
+         left join credit_balance b on b.account_id = a.id
+        where a.id = ?`,
+      [accountId],
+    );
+    const r = rows[0];
+    if (!r) throw new AppError('NOT_FOUND', 'No such account.');
     return {
-      id: account.id,
-      name: account.name,
-      email: account.email,
-      createdAt: account.createdAt,
-      membership: membership && {
-        plan: membership.plan,
-        status: membership.status,
-        periodEnd: membership.periodEnd,
-        active: membership.isActive(),
-      },
-      credits,
+      id: r.id,
+      name: r.name,
+      email: r.email,
+      createdAt: new Date(r.created_at),
+      membership: r.status ? { plan: r.plan!, status: r.status, periodEnd: new Date(r.period_end!), active: r.active } : null,
+      credits: { available: Number(r.available), held: Number(r.held) },
     };
   }
 

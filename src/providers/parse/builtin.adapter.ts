@@ -26,25 +26,26 @@ export class BuiltinParseProvider implements ParseProvider {
 
   async parse(request: ParseRequest): Promise<ParseResult> {
     const { client } = this.options;
-    // HEAD first: a direct media link must be recognised without downloading the media.
-    const head = await this.call(() => client.request(request.url, { method: 'HEAD', signal: request.signal, throwOnHttpError: false }));
-    const direct = head.status < 400 ? classifyDirectMedia(head.headers['content-type'] ?? null, head.url) : null;
+    // One GET: a page's body is read; a direct media link is recognised from its headers and its body left unread.
+    const page = await this.call(() =>
+      client.request(request.url, {
+        signal: request.signal,
+        maxBytes: this.options.pageMaxBytes,
+        headers: { accept: BROWSER_ACCEPT },
+        wantBody: (url, headers) => !classifyDirectMedia(headers['content-type'] ?? null, url),
+      }),
+    );
+    const direct = classifyDirectMedia(page.headers['content-type'] ?? null, page.url);
     if (direct) {
-      const site = new URL(head.url).hostname;
+      if (direct.kind === 'image') throw new ProviderError(this.name, 'no_media', 'The URL is an image, not video or audio.');
       return {
-        media: direct,
-        alternatives: [],
+        ...selectFormat(this.name, [direct], request.mode, request.quality),
         items: [],
         cover: null,
-        metadata: { title: null, author: null, durationSeconds: null, publishedAt: null, description: null, site },
+        metadata: { title: null, author: null, durationSeconds: null, publishedAt: null, description: null, site: new URL(page.url).hostname },
       };
     }
-    const page = await this.call(() =>
-      client.request(request.url, { signal: request.signal, maxBytes: this.options.pageMaxBytes, headers: { accept: BROWSER_ACCEPT } }),
-    );
     const contentType = page.headers['content-type'] ?? '';
-    const directAfterGet = classifyDirectMedia(contentType || null, page.url);
-    if (directAfterGet) return this.parse({ ...request, url: page.url });
     if (!/html|xml/i.test(contentType) && contentType !== '') {
       throw new ProviderError(this.name, 'no_media', 'The URL is neither a web page nor media.');
     }
