@@ -2,6 +2,7 @@ import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from '
 import type { GqlContext } from '../../graphql/context.js';
 import { requireScope } from '../access.js';
 import { ApiKeyType, CreatedApiKey } from './api-key.graphql.js';
+import { API_KEY_SCOPES } from './api-key.service.js';
 
 @ArgsType()
 class CreateApiKeyArgs {
@@ -24,7 +25,7 @@ export class ApiKeyResolver {
     requireScope(principal, 'keys');
     // A key cannot mint a key with more power than it has itself.
     const wanted = scopes?.length ? scopes : [...principal.scopes];
-    const beyond = wanted.filter((s) => !principal.scopes.has(s));
+    const beyond = wanted.filter((s) => (API_KEY_SCOPES as readonly string[]).includes(s) && !principal.scopes.has(s));
     if (beyond.length) requireScope(principal, beyond[0]);
     return ctx.services.apiKeys.create(principal.accountId, name, wanted);
   }

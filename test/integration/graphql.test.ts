@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { createHarness, type Harness } from '../support/harness.js';
+
+describe('GraphQL account area', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(() => h.close());
+
+  /** A finished job without calling a provider: hold, then release. */
+  const failedJob = async (accountId: string) => {
+    const jobId = randomUUID();
+    await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation: 'PARSE', input: { n: jobId }, amount: 1, deadlineAt: new Date(Date.now() + 60_000) });
+    await h.services.ledger.fail(jobId, 'FAILED', 'NO_MEDIA_FOUND', 'none');
+    return jobId;
+  };
+
+  it('pages jobs with cursors that stay correct when rows arrive between pages', async () => {
+    const { key, accountId } = await h.account({ credits: 10 });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await failedJob(accountId));
+    const newestFirst = [...ids].reverse();
+    const page = (after: string | null) =>
+      h.gql(`query($after: String) { jobs(first: 2, after: $after) { edges { cursor node { id status } } pageInfo { hasNextPage endCursor } } }`, { after }, key);
+    const p1 = (await page(null)).data.jobs;
+    expect(p1.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(0, 2));
+    expect(p1.pageInfo.hasNextPage).toBe(true);
+    await failedJob(accountId); // arrives between pages: must not shift the next page
+    const p2 = (await page(p1.pageInfo.endCursor)).data.jobs;
+    expect(p2.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(2, 4));
+    const p3 = (await page(p2.pageInfo.endCursor)).data.jobs;
+    expect(p3.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(4));
+    expect(p3.pageInfo.hasNextPage).toBe(false);
+    const bad = await h.gql(`{ jobs(after: "nonsense") { edges { cursor } } }`, {}, key);
+    expect(bad.errors?.[0].extensions.code).toBe('INVALID_INPUT');
+  });
+
+  it('reads the credit history by kind, and refuses other accounts’ history and jobs', async () => {
+    const me = await h.account({ credits: 4 });
+    const other = await h.account({ credits: 4 });
+    const otherJob = await failedJob(other.accountId);
+    await failedJob(me.accountId);
+    const holds = await h.gql(`{ creditHistory(kinds: [HOLD, RELEASE]) { edges { node { kind amount availableDelta heldDelta jobId } } } }`, {}, me.key);
+    expect(holds.data.creditHistory.edges.map((e: any) => [e.node.kind, e.node.amount, e.node.availableDelta, e.node.heldDelta])).toEqual([
+      ['RELEASE', 1, 1, -1],
+      ['HOLD', 1, -1, 1],
+    ]);
+    const foreign = await h.gql(`query($a: ID) { creditHistory(accountId: $a) { edges { cursor } } }`, { a: other.accountId }, me.key);
+    expect(foreign.errors?.[0].extensions.code).toBe('FORBIDDEN');
+    const job = await h.gql(`query($id: ID!) { job(id: $id) { id } }`, { id: otherJob }, me.key);
+    expect(job.errors?.[0].extensions.code).toBe('NOT_FOUND');
+    const garbage = await h.gql(`{ job(id: "not-a-uuid") { id } }`, {}, me.key);
+    expect(garbage.errors?.[0].extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('creates keys shown once, lists them without secrets, and limits a key to its scopes', async () => {
+    const { key } = await h.account();
+    const created = await h.gql(`mutation { createApiKey(name: "reader", scopes: ["read"]) { key apiKey { id name scopes createdAt lastUsedAt revokedAt } } }`, {}, key);
+    expect(created.errors).toBeUndefined();
+    const reader = created.data.createApiKey;
+    expect(reader.key).toMatch(/^mg_live_/);
+    expect(reader.apiKey).toMatchObject({ name: 'reader', scopes: ['read'], lastUsedAt: null, revokedAt: null });
+    const listed = await h.gql(`{ apiKeys { id name scopes last4 } }`, {}, key);
+    expect(listed.data.apiKeys.map((k: any) => k.name)).toEqual(['test', 'reader']);
+    expect(JSON.stringify(listed)).not.toContain(reader.key);
+    // The read-only key may read but not work, nor mint itself more power.
+    expect((await h.gql(`{ me { id } }`, {}, reader.key)).errors).toBeUndefined();
+    const parse = await h.rest('/api/parse', { url: 'https://video.example/x' }, reader.key);
+    expect(parse.statusCode).toBe(403);
+    expect(parse.json().error.code).toBe('FORBIDDEN');
+    const escalate = await h.gql(`mutation { createApiKey(scopes: ["parse"]) { key } }`, {}, reader.key);
+    expect(escalate.errors?.[0].extensions.code).toBe('FORBIDDEN');
+    const unknownScope = await h.gql(`mutation { createApiKey(scopes: ["root"]) { key } }`, {}, key);
+    expect(unknownScope.errors?.[0].extensions).toMatchObject({ code: 'INVALID_INPUT', details: { scopes: expect.any(String) } });
+  });
+
+  it('masks unexpected errors: no stack, no SQL', async () => {
+    const { key } = await h.account();
+    const orig = h.services.jobs.list.bind(h.services.jobs);
+    h.services.jobs.list = async () => {
+      throw new Error('relation "job" does not exist at character 15 (select * from job)');
+    };
+    try {
+      const res = await h.gql(`{ jobs { edges { cursor } } }`, {}, key);
+      expect(res.errors?.[0]).toEqual({ message: 'An internal error occurred.', path: ['jobs'], extensions: { code: 'INTERNAL_ERROR' } });
+    } finally {
+      h.services.jobs.list = orig;
+    }
+  });
+});
