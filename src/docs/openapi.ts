@@ -112,7 +112,15 @@ function errors(codes: (keyof typeof ERROR_CATALOGUE)[]) {
   );
 }
 
-const COMMON = ['INVALID_INPUT', 'UNAUTHENTICATED', 'INSUFFICIENT_CREDITS', 'MEMBERSHIP_REQUIRED', 'FORBIDDEN', 'UNSUPPORTED_MEDIA_TYPE', 'URL_NOT_ALLOWED', 'NO_MEDIA_FOUND', 'CONTENT_UNAVAILABLE', 'INTERNAL_ERROR', 'PROVIDER_ERROR', 'PROVIDER_UNAVAILABLE', 'PROVIDER_TIMEOUT'] as const;
+const IDEMPOTENCY_HEADER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  description: 'The same key with the same body within 24 h replays the first result and charges once; 409 while the first runs; 422 with another body',
+};
+
+const COMMON = ['INVALID_INPUT', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED', 'UNAUTHENTICATED', 'INSUFFICIENT_CREDITS', 'MEMBERSHIP_REQUIRED', 'FORBIDDEN', 'UNSUPPORTED_MEDIA_TYPE', 'URL_NOT_ALLOWED', 'NO_MEDIA_FOUND', 'CONTENT_UNAVAILABLE', 'INTERNAL_ERROR', 'PROVIDER_ERROR', 'PROVIDER_UNAVAILABLE', 'PROVIDER_TIMEOUT'] as const;
 
 /** The OpenAPI document of the REST shims, generated from the same schemas the services validate with. */
 export function buildOpenApi(): Record<string, unknown> {
@@ -134,6 +142,7 @@ export function buildOpenApi(): Record<string, unknown> {
         post: {
           operationId: 'parse',
           summary: 'Resolve a public video-page URL into direct media and metadata',
+          parameters: [IDEMPOTENCY_HEADER],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ParseRequest' } } } },
           responses: {
             '200': { description: 'Parsed', content: { 'application/json': { schema: { $ref: '#/components/schemas/ParseResponse' } } } },
@@ -147,6 +156,7 @@ export function buildOpenApi(): Record<string, unknown> {
           summary: 'Transcribe a media URL into text with timestamped segments',
           parameters: [
             { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'] }, description: 'srt or vtt returns a subtitle file; Accept: application/x-subrip or text/vtt does the same' },
+            IDEMPOTENCY_HEADER,
           ],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/TranscribeRequest' } } } },
           responses: {

@@ -19,13 +19,13 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
 
   app.post('/api/parse', { bodyLimit: REST_BODY_LIMIT }, async (req) => {
     const principal = await ctx(req).principal();
-    return services.parse.parse(principal, bodyObject(req.body));
+    return services.parse.parse(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
   });
 
   app.post('/api/transcribe', { bodyLimit: REST_BODY_LIMIT }, async (req, reply) => {
     const principal = await ctx(req).principal();
     const format = negotiateFormat((req.query as Record<string, unknown>).format, req.headers.accept);
-    const result = await services.transcription.transcribe(principal, bodyObject(req.body));
+    const result = await services.transcription.transcribe(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
     if (format === 'json') return result;
     return sendSubtitles(reply, format, result.segments);
   });
@@ -45,6 +45,12 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
 
 function sendSubtitles(reply: FastifyReply, format: 'srt' | 'vtt', segments: TranscriptSegment[]) {
   return reply.type(SUBTITLE_CONTENT_TYPES[format]).send(format === 'srt' ? toSrt(segments) : toVtt(segments));
+}
+
+/** The `Idempotency-Key` header, as the GraphQL door's idempotencyKey argument. */
+function idempotencyKey(req: FastifyRequest): string | null {
+  const v = req.headers['idempotency-key'];
+  return typeof v === 'string' ? v : null;
 }
 
 /** The shims take a JSON object; anything else (an array, a string, nothing) is invalid input. */

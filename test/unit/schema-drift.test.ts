@@ -19,8 +19,8 @@ describe('committed schema files', () => {
     expect(args('Query', 'job')).toEqual(['id: ID!']);
     expect(args('Query', 'jobs')).toEqual(['first: Int', 'after: String']);
     expect(args('Query', 'creditHistory')).toEqual(['accountId: ID', 'from: DateTime', 'to: DateTime', 'kinds: [CreditEntryKind!]', 'first: Int', 'after: String']);
-    expect(args('Mutation', 'parse')[0]).toBe('input: ParseInput!');
-    expect(args('Mutation', 'transcribe')[0]).toBe('input: TranscribeInput!');
+    expect(args('Mutation', 'parse')).toEqual(['input: ParseInput!', 'idempotencyKey: String']);
+    expect(args('Mutation', 'transcribe')).toEqual(['input: TranscribeInput!', 'idempotencyKey: String']);
     expect(args('Mutation', 'createApiKey')).toEqual(['name: String', 'scopes: [String!]']);
     expect(args('Mutation', 'revokeApiKey')).toEqual(['id: ID!']);
     const t = (schema.getType('Transcription') as GraphQLObjectType).getFields();

@@ -60,6 +60,7 @@ export class Migration20261122000000_initial extends Migration {
         provider text null,
         hold_amount bigint not null default 0 check (hold_amount >= 0),
         credits_charged bigint not null default 0 check (credits_charged >= 0),
+        balance_after bigint null,
         idempotency_key text null,
         request_hash text null,
         progress real not null default 0 check (progress >= 0 and progress <= 1),
@@ -72,7 +73,8 @@ export class Migration20261122000000_initial extends Migration {
       );`);
     this.addSql(`create index job_account_created_idx on job (account_id, created_at desc, id desc);`);
     this.addSql(`create index job_open_deadline_idx on job (deadline_at) where status in ('QUEUED', 'RUNNING');`);
-    this.addSql(`create unique index job_idempotency_idx on job (account_id, idempotency_key) where idempotency_key is not null;`);
+    // A key names one live or successful task; a failed one frees its key for a retry.
+    this.addSql(`create unique index job_idempotency_idx on job (account_id, idempotency_key) where idempotency_key is not null and status not in ('FAILED', 'CANCELED');`);
     this.addSql(`
       create table credit_entry (
         id bigint generated always as identity primary key,

@@ -20,6 +20,27 @@ export interface OpenJobInput {
   requestHash?: string | null;
 }
 
+/** A job found by its idempotency key. */
+export interface IdempotentJob {
+  jobId: string;
+  status: string;
+  requestHash: string | null;
+  result: Record<string, unknown> | null;
+  provider: string | null;
+  charged: number;
+  balance: number | null;
+}
+
+interface IdempotentRow {
+  id: string;
+  status: string;
+  request_hash: string | null;
+  result: Record<string, unknown> | null;
+  provider: string | null;
+  credits_charged: string;
+  balance_after: string | null;
+}
+
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /**
@@ -116,21 +137,25 @@ export class LedgerService {
 
   /** SUCCEEDED: captures the whole hold. Null when the job was already resolved (e.g. timed out by the sweeper). */
   async succeed(jobId: string, result: Record<string, unknown>, provider: string): Promise<Settlement | null> {
+    // Lock order is job, then balance, everywhere: no two ledger statements can deadlock.
     const row = await this.one<{ charged: string | null; balance: string | null }>(
-      `with j as (
-         update job set status = 'SUCCEEDED', result = ?::jsonb, provider = ?, credits_charged = hold_amount, progress = 1, finished_at = now()
-         where id = ? and status in ('QUEUED', 'RUNNING')
-         returning account_id, hold_amount
+      `with j0 as (
+         select id, account_id, hold_amount from job where id = ? and status in ('QUEUED', 'RUNNING') for update
        ), b as (
-         update credit_balance c set held = c.held - j.hold_amount, updated_at = now()
-         from j where c.account_id = j.account_id
+         update credit_balance c set held = c.held - j0.hold_amount, updated_at = now()
+         from j0 where c.account_id = j0.account_id
          returning c.available
+       ), j as (
+         update job set status = 'SUCCEEDED', result = ?::jsonb, provider = ?, credits_charged = hold_amount, progress = 1,
+                        finished_at = now(), balance_after = (select available from b)
+         where id = (select id from j0)
+         returning account_id, hold_amount
        ), e as (
          insert into credit_entry (account_id, kind, amount, available_delta, held_delta, job_id)
          select account_id, 'CAPTURE', hold_amount, 0, -hold_amount, ? from j
        )
        select (select hold_amount from j) as charged, (select available from b) as balance`,
-      [JSON.stringify(result), provider, jobId, jobId],
+      [jobId, JSON.stringify(result), provider, jobId],
     );
     return row.charged === null ? null : { charged: Number(row.charged), balance: Number(row.balance) };
   }
@@ -175,6 +200,38 @@ export class LedgerService {
       [],
     );
     return Number(row.swept);
+  }
+
+  /**
+   * The live or successful job holding an idempotency key (within 24 hours), if any. Keys older
+   * than that are released first, so they can name a new task.
+   */
+  async findByIdempotencyKey(accountId: string, key: string): Promise<IdempotentJob | null> {
+    await this.em()
+      .getConnection()
+      .execute(
+        `update job set idempotency_key = null
+          where account_id = ? and idempotency_key = ? and created_at < now() - interval '24 hours'`,
+        [accountId, key],
+      );
+    const rows = await this.em()
+      .getConnection()
+      .execute<IdempotentRow[]>(
+        `select id, status, request_hash, result, provider, credits_charged, balance_after from job
+          where account_id = ? and idempotency_key = ? and status not in ('FAILED', 'CANCELED')`,
+        [accountId, key],
+      );
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      jobId: r.id,
+      status: r.status,
+      requestHash: r.request_hash,
+      result: r.result,
+      provider: r.provider,
+      charged: Number(r.credits_charged),
+      balance: num(r.balance_after),
+    };
   }
 
   /** Available and held credits of an account (zeros when it has no balance row yet). */

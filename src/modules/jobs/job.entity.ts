@@ -8,7 +8,7 @@ export type JobOperation = 'PARSE' | 'TRANSCRIBE';
 /** One parse or transcription task, with the hold it placed and what it finally charged. */
 @Entity({ tableName: 'job' })
 export class Job {
-  [OptionalProps]?: 'apiKeyId' | 'result' | 'errorCode' | 'errorMessage' | 'provider' | 'holdAmount' | 'creditsCharged' | 'idempotencyKey' | 'requestHash' | 'progress' | 'createdAt' | 'startedAt' | 'finishedAt';
+  [OptionalProps]?: 'apiKeyId' | 'result' | 'errorCode' | 'errorMessage' | 'provider' | 'holdAmount' | 'creditsCharged' | 'balanceAfter' | 'idempotencyKey' | 'requestHash' | 'progress' | 'createdAt' | 'startedAt' | 'finishedAt';
 
   @PrimaryKey({ type: 'uuid' })
   id!: string;
@@ -45,6 +45,10 @@ export class Job {
 
   @Property({ type: new BigIntType('number') })
   creditsCharged: number = 0;
+
+  /** The available balance right after the capture: what a replayed response reports. */
+  @Property({ type: new BigIntType('number'), nullable: true })
+  balanceAfter: number | null = null;
 
   @Property({ type: 'text', nullable: true })
   idempotencyKey: string | null = null;

@@ -17,6 +17,14 @@ export interface TaskOutcome<R> {
   result: R;
   charged: number;
   balance: number;
+  /** True when this is the stored answer of an earlier request with the same idempotency key. */
+  replayed: boolean;
+}
+
+/** An idempotency key and the fingerprint of the request it was sent with. */
+export interface Idempotency {
+  key: string;
+  requestHash: string;
 }
 
 export interface TaskLog {
@@ -40,18 +48,35 @@ export class TaskRunner {
     input: Record<string, unknown>;
     price: number;
     timeoutMs: number;
+    idempotency?: Idempotency | null;
     execute: (ctx: TaskContext) => Promise<{ provider: string; result: R }>;
   }): Promise<TaskOutcome<R>> {
     const jobId = randomUUID();
-    await this.ledger.openJob({
-      jobId,
-      accountId: opts.principal.accountId,
-      apiKeyId: opts.principal.apiKeyId,
-      operation: opts.operation,
-      input: opts.input,
-      amount: opts.price,
-      deadlineAt: new Date(Date.now() + opts.timeoutMs),
-    });
+    const { idempotency } = opts;
+    if (idempotency) {
+      const replay = await this.replay<R>(opts.principal.accountId, idempotency);
+      if (replay) return replay;
+    }
+    try {
+      await this.ledger.openJob({
+        jobId,
+        accountId: opts.principal.accountId,
+        apiKeyId: opts.principal.apiKeyId,
+        operation: opts.operation,
+        input: opts.input,
+        amount: opts.price,
+        deadlineAt: new Date(Date.now() + opts.timeoutMs),
+        idempotencyKey: idempotency?.key,
+        requestHash: idempotency?.requestHash,
+      });
+    } catch (err) {
+      // Lost a race with a twin request carrying the same key: answer as if it had come first.
+      if (idempotency && isUniqueViolation(err)) {
+        const replay = await this.replay<R>(opts.principal.accountId, idempotency);
+        if (replay) return replay;
+      }
+      throw err;
+    }
     const signal = AbortSignal.timeout(opts.timeoutMs);
     let outcome: { provider: string; result: R };
     try {
@@ -65,7 +90,23 @@ export class TaskRunner {
     const settlement = await this.ledger.succeed(jobId, outcome.result as Record<string, unknown>, outcome.provider);
     // Null: the sweeper failed the job (deadline passed) and already released the hold.
     if (!settlement) throw new AppError('PROVIDER_TIMEOUT');
-    return { jobId, provider: outcome.provider, result: outcome.result, ...settlement };
+    return { jobId, provider: outcome.provider, result: outcome.result, ...settlement, replayed: false };
+  }
+
+  /** The stored answer for a key, 409 while its task runs, 422 when the key came with another request. */
+  private async replay<R>(accountId: string, idempotency: Idempotency): Promise<TaskOutcome<R> | null> {
+    const found = await this.ledger.findByIdempotencyKey(accountId, idempotency.key);
+    if (!found) return null;
+    if (found.requestHash !== idempotency.requestHash) throw new AppError('IDEMPOTENCY_KEY_REUSED');
+    if (found.status !== 'SUCCEEDED' || !found.result) throw new AppError('IDEMPOTENCY_KEY_IN_USE');
+    return {
+      jobId: found.jobId,
+      provider: found.provider ?? '',
+      result: found.result as R,
+      charged: found.charged,
+      balance: found.balance ?? 0,
+      replayed: true,
+    };
   }
 }
 
@@ -82,4 +123,9 @@ function toAppError(err: unknown, signal: AbortSignal): AppError {
   if (isAppError(err)) return err;
   if (signal.aborted) return new AppError('PROVIDER_TIMEOUT');
   return new AppError('INTERNAL_ERROR', undefined, undefined, { cause: err });
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; name?: string; cause?: { code?: string } };
+  return e?.name === 'UniqueConstraintViolationException' || e?.code === '23505' || e?.cause?.code === '23505';
 }

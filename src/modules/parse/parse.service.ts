@@ -13,6 +13,7 @@ import {
 } from '../../providers/parse/parse.types.js';
 import { requireMembership, requireScope } from '../access.js';
 import type { Principal } from '../api-keys/api-key.service.js';
+import { idempotencyFor } from '../jobs/idempotency.js';
 import type { TaskRunner } from '../jobs/task-runner.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
 
@@ -48,7 +49,7 @@ export class ParseService {
     },
   ) {}
 
-  async parse(principal: Principal, rawInput: unknown): Promise<ParseResponse> {
+  async parse(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<ParseResponse> {
     const input = validate(parseInputSchema, dropNulls(rawInput as object));
     requireScope(principal, 'parse');
     requireMembership(principal);
@@ -64,6 +65,7 @@ export class ParseService {
       principal,
       operation: 'PARSE',
       input: { url, mode, quality },
+      idempotency: idempotencyFor(options.idempotencyKey, 'PARSE', { url, mode, quality }),
       price: config.prices.parse,
       timeoutMs: config.parseTimeoutMs,
       execute: ({ signal }) => runWithFailover(providers, signal, log, (p) => p.parse({ url, mode, quality, signal })),

@@ -11,6 +11,7 @@ import { runWithFailover, type FailoverLog } from '../../providers/provider-fail
 import type { TranscriptResult, TranscriptionProvider } from '../../providers/transcription/transcription.types.js';
 import { requireMembership, requireScope } from '../access.js';
 import type { Principal } from '../api-keys/api-key.service.js';
+import { idempotencyFor } from '../jobs/idempotency.js';
 import type { TaskContext, TaskRunner } from '../jobs/task-runner.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
 
@@ -48,7 +49,7 @@ export class TranscriptionService {
     return Math.max(1, Math.ceil(durationSeconds / 60)) * this.deps.config.prices.transcribePerMinute;
   }
 
-  async transcribe(principal: Principal, rawInput: unknown): Promise<TranscriptionResponse> {
+  async transcribe(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<TranscriptionResponse> {
     const input = validate(transcribeInputSchema, dropNulls(rawInput as object));
     requireScope(principal, 'transcribe');
     requireMembership(principal);
@@ -64,6 +65,7 @@ export class TranscriptionService {
       principal,
       operation: 'TRANSCRIBE',
       input: { mediaUrl, language },
+      idempotency: idempotencyFor(options.idempotencyKey, 'TRANSCRIBE', { mediaUrl, language }),
       price: initial,
       timeoutMs: config.transcribeTimeoutMs,
       execute: (ctx) => this.work(mediaUrl, language, initial, ctx),
