@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 
 const PARSE_PROVIDER_NAMES = ['builtin'] as const;
-const TRANSCRIBE_PROVIDER_NAMES = ['openai'] as const;
+const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'local'] as const;
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -56,6 +56,7 @@ const envSchema = z.object({
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(1000),
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
+  POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
 });
 
 export type Config = Readonly<{
@@ -79,6 +80,7 @@ export type Config = Readonly<{
   graphql: Readonly<{ introspection: boolean; maxDepth: number; maxAliases: number; maxTokens: number }>;
   ffmpegPath: string;
   ffprobePath: string;
+  pocketsphinxPath: string;
 }>;
 
 export class ConfigError extends Error {
@@ -99,8 +101,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const e = parsed.data;
   if (e.NODE_ENV === 'production' && !e.API_KEY_PEPPER) problems.push('API_KEY_PEPPER: required when NODE_ENV=production');
+  // Unset: an OpenAI-compatible server when one is configured, else the offline recogniser if installed.
   const transcribeProviders =
-    e.TRANSCRIBE_PROVIDERS ?? (e.OPENAI_API_KEY || env.OPENAI_BASE_URL ? ['openai'] : []);
+    e.TRANSCRIBE_PROVIDERS ??
+    (e.OPENAI_API_KEY || env.OPENAI_BASE_URL ? ['openai'] : onPath(e.POCKETSPHINX_PATH) ? ['local'] : []);
   if (problems.length) throw new ConfigError(problems);
 
   const dataDir = resolve(e.MEDIAGATE_DATA_DIR);
@@ -135,9 +139,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,
+    pocketsphinxPath: e.POCKETSPHINX_PATH,
     ...overrides,
   };
   return Object.freeze(config);
+}
+
+/** Whether a command can be run: an absolute path that exists, or a name found on PATH. */
+function onPath(command: string): boolean {
+  if (isAbsolute(command)) return existsSync(command);
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir && existsSync(join(dir, command)));
 }
 
 /** Outside production an unset pepper is generated once and kept beside the data, so keys survive restarts. */

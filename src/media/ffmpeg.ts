@@ -46,7 +46,7 @@ const INPUT_GUARDS = ['-protocol_whitelist', 'file', '-format_whitelist', FORMAT
 const STDERR_TAIL = 4000;
 
 /** Runs a tool without a shell; kills it on abort or timeout. Resolves with stdout. */
-function run(bin: string, args: string[], opts: MediaRunOptions, defaultTimeoutMs: number): Promise<string> {
+export function runTool(bin: string, args: string[], opts: MediaRunOptions, defaultTimeoutMs: number): Promise<string> {
   const timeout = AbortSignal.timeout(opts.timeoutMs ?? defaultTimeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
   if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
@@ -103,7 +103,7 @@ export async function probeMedia(
   opts: MediaRunOptions & { ffprobePath?: string } = {},
 ): Promise<MediaProbe> {
   const file = localPath(path);
-  const stdout = await run(
+  const stdout = await runTool(
     opts.ffprobePath ?? process.env.FFPROBE_PATH ?? 'ffprobe',
     ['-v', 'error', ...INPUT_GUARDS, '-print_format', 'json', '-show_format', '-show_streams', file],
     opts,
@@ -132,7 +132,7 @@ export async function probeMedia(
 export async function extractAudio(
   input: string,
   output: string,
-  opts: MediaRunOptions & { ffmpegPath?: string; sampleRate?: number; bitrate?: string } = {},
+  opts: MediaRunOptions & { ffmpegPath?: string; sampleRate?: number; bitrate?: string; codec?: 'mp3' | 'wav' } = {},
 ): Promise<void> {
   const sampleRate = opts.sampleRate ?? 16_000;
   const bitrate = opts.bitrate ?? '32k';
@@ -144,11 +144,13 @@ export async function extractAudio(
     '-i', localPath(input),
     // An explicit map makes "no audio" a clear error instead of an empty output.
     '-map', '0:a:0', '-vn', '-sn', '-dn', '-map_metadata', '-1',
-    '-ac', '1', '-ar', String(sampleRate), '-c:a', 'libmp3lame', '-b:a', bitrate,
-    '-f', 'mp3', localPath(output),
+    '-ac', '1', '-ar', String(sampleRate),
+    // WAV (16-bit PCM) is what offline recognisers read; MP3 keeps uploads small.
+    ...(opts.codec === 'wav' ? ['-c:a', 'pcm_s16le', '-f', 'wav'] : ['-c:a', 'libmp3lame', '-b:a', bitrate, '-f', 'mp3']),
+    localPath(output),
   ];
   try {
-    await run(opts.ffmpegPath ?? process.env.FFMPEG_PATH ?? 'ffmpeg', args, opts, 30 * 60_000);
+    await runTool(opts.ffmpegPath ?? process.env.FFMPEG_PATH ?? 'ffmpeg', args, opts, 30 * 60_000);
   } catch (err) {
     if (err instanceof MediaError && err.kind === 'unreadable' && /matches no streams|does not contain any stream/i.test(err.message)) {
       throw new MediaError('no_audio', 'the media has no audio track', { cause: err });

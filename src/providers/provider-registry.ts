@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
 import type { ParseProvider } from './parse/parse.types.js';
+import { LocalTranscriptionProvider } from './transcription/local.adapter.js';
 import { OpenAiTranscriptionProvider } from './transcription/openai.adapter.js';
 import type { TranscriptionProvider } from './transcription/transcription.types.js';
 
@@ -28,6 +29,12 @@ export function buildTranscriptionProviders(config: Config): TranscriptionProvid
           model: config.openai.model,
           timeoutMs: config.transcribeTimeoutMs,
           maxUploadBytes: config.openai.maxUploadBytes,
+        });
+      case 'local':
+        return new LocalTranscriptionProvider({
+          pocketsphinxPath: config.pocketsphinxPath,
+          ffmpegPath: config.ffmpegPath,
+          timeoutMs: config.transcribeTimeoutMs,
         });
       default:
         throw new Error(`unknown transcription provider ${name}`);

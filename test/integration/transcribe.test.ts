@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
@@ -144,5 +148,42 @@ describe('transcribe', () => {
       await h2.close();
       await broken.close();
     }
+  });
+});
+
+describe('transcribe offline (local: ffmpeg + pocketsphinx)', () => {
+  let h: Harness;
+  let site: FakeSite;
+  beforeAll(async () => {
+    site = await startFakeSite();
+    const dir = mkdtempSync(join(tmpdir(), 'speech-'));
+    execFileSync('flite', ['-t', 'hello world', '-o', join(dir, 'hello.wav')]);
+    site.file('/hello.wav', readFileSync(join(dir, 'hello.wav')), 'audio/wav');
+    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'local' });
+  });
+  afterAll(async () => {
+    await h.close();
+    await site.close();
+  });
+
+  it('recognises real speech with timed segments and charges one minute', async () => {
+    const { key, accountId } = await h.account({ credits: 3 });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/hello.wav`, language: 'en' }, key);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ provider: 'local', language: 'en', credits: { charged: 1, balance: 2 } });
+    expect(body.text).toMatch(/hello/);
+    expect(body.segments.length).toBeGreaterThan(0);
+    expect(body.segments[0].start).toBeGreaterThanOrEqual(0);
+    expect(body.segments.at(-1).end).toBeLessThanOrEqual(body.durationSeconds + 0.5);
+    expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
+  });
+
+  it('declines languages it does not know, and charges nothing', async () => {
+    const { key, accountId } = await h.account({ credits: 3 });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/hello.wav`, language: 'de' }, key);
+    expect(res.statusCode).toBe(502);
+    expect(res.json().error).toMatchObject({ code: 'PROVIDER_ERROR', details: { attempts: [{ provider: 'local', outcome: 'failed' }] } });
+    expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
   });
 });

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 describe('configuration', () => {
@@ -18,7 +21,7 @@ describe('configuration', () => {
   });
 
   it('has the contract’s defaults', () => {
-    const c = loadConfig({ API_KEY_PEPPER: 'p'.repeat(32) });
+    const c = loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: '/nonexistent/pocketsphinx_continuous' });
     expect(c).toMatchObject({
       host: '0.0.0.0',
       port: 4000,
@@ -31,5 +34,13 @@ describe('configuration', () => {
       openai: { baseUrl: 'https://api.openai.com/v1', model: 'whisper-1' },
     });
     expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), OPENAI_API_KEY: 'sk' }).transcribeProviders).toEqual(['openai']);
+  });
+
+  it('falls back to the offline recogniser when it is installed and no server is configured', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const fake = join(dir, 'pocketsphinx_continuous');
+    writeFileSync(fake, '#!/bin/sh\n', { mode: 0o755 });
+    expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake }).transcribeProviders).toEqual(['local']);
+    expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake, TRANSCRIBE_PROVIDERS: 'openai,local' }).transcribeProviders).toEqual(['openai', 'local']);
   });
 });

@@ -57,7 +57,7 @@ export class TranscriptionService {
     const language = input.language ? input.language.split('-')[0].toLowerCase() : null;
     const { config, runner } = this.deps;
     if (config.transcribeProviders.length === 0) {
-      throw new AppError('PROVIDER_UNAVAILABLE', 'No transcription provider is configured (set TRANSCRIBE_PROVIDERS).');
+      throw new AppError('PROVIDER_UNAVAILABLE', 'No transcription provider is configured: set OPENAI_API_KEY or OPENAI_BASE_URL, or install pocketsphinx for the offline one.');
     }
     // The first minute is held up front; the rest once the media's length is known.
     const initial = this.price(0);
