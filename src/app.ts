@@ -12,6 +12,7 @@ import { aliasLimit, depthLimit } from './graphql/limits.js';
 import { buildGraphqlSchema } from './graphql/schema.js';
 import { requestContext } from './modules/auth.js';
 import { toErrorResponse } from './rest/error-body.js';
+import { registerRateLimits } from './rest/rate-limit.js';
 import { registerRestRoutes } from './rest/routes.js';
 import type { Services } from './services.js';
 
@@ -50,6 +51,9 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     const { status, body } = toErrorResponse(new AppError('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}.`), req.id);
     return reply.status(status).send(body);
   });
+
+  const limits = registerRateLimits(app, config);
+  app.addHook('onClose', () => limits.close());
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {

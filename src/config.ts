@@ -57,6 +57,11 @@ const envSchema = z.object({
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
+  /** Requests per minute per API key, and per client address before authentication. */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(600),
+  /** Shares rate-limit counters between instances. */
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
 });
 
 export type Config = Readonly<{
@@ -81,6 +86,8 @@ export type Config = Readonly<{
   ffmpegPath: string;
   ffprobePath: string;
   pocketsphinxPath: string;
+  rateLimits: Readonly<{ perKeyPerMinute: number; perIpPerMinute: number }>;
+  redisUrl: string | null;
 }>;
 
 export class ConfigError extends Error {
@@ -140,6 +147,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,
     pocketsphinxPath: e.POCKETSPHINX_PATH,
+    rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_MINUTE, perIpPerMinute: e.RATE_LIMIT_IP_PER_MINUTE },
+    redisUrl: e.REDIS_URL ?? null,
     ...overrides,
   };
   return Object.freeze(config);
