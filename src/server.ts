@@ -21,12 +21,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   if (applied.length) log.info({ migrations: applied }, 'database migrated');
   const services = createServices(config, db.orm, log);
   const app = await buildApp({ services, orm: db.orm });
-  const sweeper = setInterval(() => {
+  const sweep = () =>
     services.ledger.sweepExpired().then(
       (n) => n && log.warn({ jobs: n }, 'failed jobs past their deadline and released their holds'),
       (err) => log.error({ err }, 'sweep failed'),
     );
-  }, config.sweepIntervalMs);
+  // Once at start-up: jobs a crashed process left behind are released without waiting a whole interval.
+  await sweep();
+  const sweeper = setInterval(sweep, config.sweepIntervalMs);
   sweeper.unref();
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();

@@ -84,7 +84,12 @@ export class TaskRunner {
     } catch (err) {
       const appError = toAppError(err, signal);
       if (appError.code === 'INTERNAL_ERROR') this.log.error({ err, jobId }, 'task crashed');
-      await this.ledger.fail(jobId, 'FAILED', appError.code, appError.message);
+      try {
+        await this.ledger.fail(jobId, 'FAILED', appError.code, appError.message);
+      } catch (releaseError) {
+        // The hold stays until the sweeper releases it at the deadline; the caller still learns why.
+        this.log.error({ err: releaseError, jobId }, 'could not release a failed task’s hold');
+      }
       throw appError;
     }
     const settlement = await this.ledger.succeed(jobId, outcome.result as Record<string, unknown>, outcome.provider);
