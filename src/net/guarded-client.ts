@@ -1,10 +1,10 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP, isIPv6, type LookupFunction } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { Agent, buildConnector, request as undiciRequest, type Dispatcher } from 'undici';
 import { AppError } from '../errors.js';
 import { hostPortOf, isPublicAddress, parseAllowHosts } from './address-policy.js';
 import { FetchError } from './fetch-error.js';
@@ -12,20 +12,19 @@ import { FetchError } from './fetch-error.js';
 export interface GuardedClientOptions {
   /** "host:port" entries (FETCH_ALLOW_HOSTS) that may be reached although private or loopback. */
   allowHosts?: readonly string[];
-  timeoutMs?: number;
-  maxBytes?: number;
-  maxRedirects?: number;
-  userAgent?: string;
-  /** Name resolution (tests replace it to play a rebinding DNS server). */
+  /** Defaults used when a call does not say. */
+  timeoutMs?: number; // default 15000, whole request incl. body
+  maxBytes?: number; // default 10 MiB
+  maxRedirects?: number; // default 5
+  userAgent?: string; // default 'mediagate/0.1 (+https://github.com/mediagate)'
+  /** Name resolution for both the pre-check and the connect; tests replace it (default dns.lookup all). */
   resolve?: (hostname: string) => Promise<LookupAddress[]>;
 }
 
 export interface RequestOptions {
   method?: 'GET' | 'HEAD';
   headers?: Record<string, string>;
-  timeoutMs?: number;
-  maxBytes?: number;
-  maxRedirects?: number;
+  timeoutMs?: number; maxBytes?: number; maxRedirects?: number;
   signal?: AbortSignal;
   /** Treat non-2xx as FetchError('http_status') (default true). */
   throwOnHttpError?: boolean;
@@ -33,26 +32,17 @@ export interface RequestOptions {
   wantBody?: (finalUrl: string, headers: Record<string, string>) => boolean;
 }
 
-export interface GuardedResponse {
-  url: string;
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
+/** A buffered response; url is the final URL after redirects, header names lower-case with values joined. */
+export interface GuardedResponse { url: string; status: number; headers: Record<string, string>; body: Buffer }
 
-export interface DownloadResult {
-  url: string;
-  status: number;
-  headers: Record<string, string>;
-  bytes: number;
-}
+/** What download() wrote. */
+export interface DownloadResult { url: string; status: number; headers: Record<string, string>; bytes: number }
 
 /** Marks a connect-time refusal so it can be told apart from an ordinary network error. */
-class BlockedAddressError extends Error {
-  readonly blocked = true;
-}
+class BlockedAddressError extends Error {}
 
 const notAllowed = (why: string) => new AppError('URL_NOT_ALLOWED', `The URL is not allowed: ${why}.`);
+const SENSITIVE_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
 
 /**
  * The one way to fetch a URL a caller gave us. The address is judged when the socket connects (a
@@ -74,47 +64,44 @@ export class GuardedHttpClient {
       maxRedirects: options.maxRedirects ?? 5,
       userAgent: options.userAgent ?? 'mediagate/0.1 (+https://github.com/mediagate)',
     };
-    const resolve = (this.resolve = options.resolve ?? systemResolve);
-    const allowHosts = this.allowHosts;
-    const guardedLookup = ((hostname: string, opts: { all?: boolean; port?: number }, callback: (...args: unknown[]) => void) => {
-      resolve(hostname).then((addresses) => {
-        if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));
-        // The allow list names host:port; the port is not known here, so allowed names pass and the
-        // port is checked before dispatch (checkUrl).
-        const allowedName = [...allowHosts].some((hp) => hp.slice(0, hp.lastIndexOf(':')) === hostname.toLowerCase());
-        if (!allowedName && addresses.some((a) => !isPublicAddress(a.address))) {
-          return callback(new BlockedAddressError(`${hostname} resolves to a non-public address`));
-        }
-        if (opts.all) return callback(null, addresses);
-        return callback(null, addresses[0].address, addresses[0].family);
-      }, (err: unknown) => callback(err));
-    }) as unknown as LookupFunction;
-    this.agent = new Agent({ connect: { lookup: guardedLookup }, connections: 64 });
+    this.resolve = options.resolve ?? systemResolve;
+    // The lookup only sees a hostname, so the host:port exemption is decided per connection by
+    // picking the connector; an allow-listed name on one port must not open every port.
+    const strict = buildConnector({ lookup: this.lookup(true) });
+    const exempt = buildConnector({ lookup: this.lookup(false) });
+    const connect: buildConnector.connector = (opts, callback) => {
+      const host = isIPv6(opts.hostname) ? `[${opts.hostname}]` : opts.hostname.toLowerCase();
+      const port = opts.port || (opts.protocol === 'https:' ? '443' : '80');
+      if (this.allowHosts.has(`${host}:${port}`)) return exempt(opts, callback);
+      // Defence in depth: checkUrl already judged literals, and Node would not ask the lookup.
+      if (isIP(opts.hostname) && !isPublicAddress(opts.hostname)) {
+        return callback(new BlockedAddressError(`${opts.hostname} is not a public address`), null);
+      }
+      return strict(opts, callback);
+    };
+    this.agent = new Agent({ connect, connections: 64 });
   }
 
-  /** Refuses anything but a public http(s) URL (or an allow-listed host:port); returns it parsed. */
+  /** Throws AppError('URL_NOT_ALLOWED') unless the URL is http(s), has no credentials, and its host (literal or every DNS answer) is a public address or allow-listed host:port. Returns the parsed URL. */
   async checkUrl(raw: string): Promise<URL> {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw notAllowed('not an absolute URL');
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw notAllowed('only http and https are fetched');
-    if (url.username || url.password) throw notAllowed('credentials in URLs are not accepted');
+    const url = URL.parse(raw);
+    if (!url) throw notAllowed('it is not an absolute URL');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw notAllowed('only http and https URLs are fetched');
+    if (url.username || url.password) throw notAllowed('URLs with credentials are not accepted');
     if (this.allowHosts.has(hostPortOf(url))) return url;
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) {
       if (!isPublicAddress(host)) throw notAllowed('it points at a private, loopback or reserved address');
       return url;
     }
-    if (!host || host === 'localhost' || host.endsWith('.localhost')) throw notAllowed('it points at this machine');
+    // An unresolvable name fails later as a network error; nothing can connect to it meanwhile,
+    // and the connect-time lookup judges whatever it resolves to by then.
     const addresses = await this.resolve(host).catch(() => [] as LookupAddress[]);
-    // An unresolvable name is left to fail as a network error; a name that resolves anywhere private is refused.
     if (addresses.some((a) => !isPublicAddress(a.address))) throw notAllowed(`${host} resolves to a non-public address`);
     return url;
   }
 
+  /** Buffered request; body capped at maxBytes (FetchError 'too_large' as soon as it is passed, also when content-length says so up front). */
   async request(url: string, options: RequestOptions = {}): Promise<GuardedResponse> {
     const maxBytes = options.maxBytes ?? this.defaults.maxBytes;
     return this.withDeadline(options, async (signal) => {
@@ -126,23 +113,25 @@ export class GuardedHttpClient {
       }
       const chunks: Buffer[] = [];
       let total = 0;
-      for await (const chunk of res.body) {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
         total += chunk.length;
         if (total > maxBytes) {
           discard(res);
           throw new FetchError('too_large', `The response is larger than ${maxBytes} bytes.`);
         }
-        chunks.push(chunk as Buffer);
+        chunks.push(chunk);
       }
       return { url: finalUrl, status: res.statusCode, headers, body: Buffer.concat(chunks) };
     });
   }
 
+  /** Streams the body to destPath (created/truncated), same rules and cap; deletes the partial file on failure. */
   async download(url: string, destPath: string, options: RequestOptions = {}): Promise<DownloadResult> {
     const maxBytes = options.maxBytes ?? this.defaults.maxBytes;
+    let opened = false;
     try {
       return await this.withDeadline(options, async (signal) => {
-        const { res, finalUrl } = await this.follow(url, { ...options, method: 'GET' }, signal);
+        const { res, finalUrl } = await this.follow(url, { ...options, method: 'GET', wantBody: undefined }, signal);
         let total = 0;
         const cap = new Transform({
           transform(chunk: Buffer, _enc, done) {
@@ -151,17 +140,38 @@ export class GuardedHttpClient {
             done(null, chunk);
           },
         });
+        opened = true;
         await pipeline(res.body, cap, createWriteStream(destPath), { signal });
         return { url: finalUrl, status: res.statusCode, headers: flatHeaders(res.headers), bytes: total };
       });
     } catch (err) {
-      await rm(destPath, { force: true });
+      // Only a file this call created or truncated is removed; a refused URL leaves the path alone.
+      if (opened) await rm(destPath, { force: true });
       throw err;
     }
   }
 
+  /** Closes the agent and its pooled connections. */
   async close(): Promise<void> {
     await this.agent.close();
+  }
+
+  /** A dns.lookup stand-in for net.connect; when strict, it fails if any answer is not public. */
+  private lookup(strict: boolean): LookupFunction {
+    const lookup = (hostname: string, opts: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+      this.resolve(hostname).then(
+        (addresses) => {
+          if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));
+          if (strict && addresses.some((a) => !isPublicAddress(a.address))) {
+            return callback(new BlockedAddressError(`${hostname} resolves to a non-public address`));
+          }
+          if (opts.all) return callback(null, addresses);
+          return callback(null, addresses[0].address, addresses[0].family);
+        },
+        (err: unknown) => callback(err),
+      );
+    };
+    return lookup as unknown as LookupFunction;
   }
 
   /** Runs one call under its deadline; the caller's own abort passes through untouched. */
@@ -173,6 +183,7 @@ export class GuardedHttpClient {
       return await fn(signal);
     } catch (err) {
       if (options.signal?.aborted) throw options.signal.reason;
+      if (err instanceof AppError || err instanceof FetchError) throw err;
       if (timeout.aborted) throw new FetchError('timeout', `No complete answer within ${timeoutMs} ms.`, undefined, { cause: err });
       throw translate(err);
     }
@@ -182,56 +193,73 @@ export class GuardedHttpClient {
   private async follow(start: string, options: RequestOptions, signal: AbortSignal): Promise<{ res: Dispatcher.ResponseData; finalUrl: string }> {
     const maxRedirects = options.maxRedirects ?? this.defaults.maxRedirects;
     const maxBytes = options.maxBytes ?? this.defaults.maxBytes;
-    let method = options.method ?? 'GET';
+    const method = options.method ?? 'GET';
+    let headers: Record<string, string> = { 'user-agent': this.defaults.userAgent };
+    for (const [k, v] of Object.entries(options.headers ?? {})) headers[k.toLowerCase()] = v;
     let current = start;
     for (let hop = 0; ; hop++) {
-      const url = await this.checkUrl(current);
-      const res = await undiciRequest(url, {
-        method,
-        dispatcher: this.agent,
-        signal,
-        headers: { 'user-agent': this.defaults.userAgent, ...options.headers },
-      });
-      const location = res.headers.location;
+      const url = await untilAborted(this.checkUrl(current), signal); // dns.lookup itself cannot be aborted
+      // undici 7's request() follows no redirects unless a redirect interceptor is composed in.
+      const res = await undiciRequest(url, { method, dispatcher: this.agent, signal, headers });
+      const location = firstHeader(res.headers.location);
       if (res.statusCode >= 300 && res.statusCode < 400 && location) {
         discard(res);
         if (hop >= maxRedirects) throw new FetchError('too_many_redirects', `More than ${maxRedirects} redirects.`);
-        current = new URL(String(location), url).toString();
-        if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method !== 'HEAD')) method = 'GET';
+        const next = URL.parse(location, url.href);
+        if (!next) throw new FetchError('network', 'The server redirected to an invalid URL.');
+        // Credentials the caller meant for one origin must not follow a redirect to another.
+        if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !SENSITIVE_HEADERS.has(k)));
+        // Only GET and HEAD are sent, and both keep their method on every redirect status (as fetch does).
+        current = next.toString();
         continue;
       }
       if ((options.throwOnHttpError ?? true) && (res.statusCode < 200 || res.statusCode >= 300)) {
         discard(res);
         throw new FetchError('http_status', `The server answered ${res.statusCode}.`, res.statusCode);
       }
-      const length = Number(res.headers['content-length']);
-      const wanted = !options.wantBody || options.wantBody(url.toString(), flatHeaders(res.headers));
+      const finalUrl = url.toString();
+      const length = Number(firstHeader(res.headers['content-length']));
+      const wanted = !options.wantBody || options.wantBody(finalUrl, flatHeaders(res.headers));
       if (method !== 'HEAD' && wanted && Number.isFinite(length) && length > maxBytes) {
         discard(res);
         throw new FetchError('too_large', `The response is ${length} bytes; the limit is ${maxBytes}.`);
       }
-      return { res, finalUrl: url.toString() };
+      return { res, finalUrl };
     }
   }
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function systemResolve(hostname: string): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => dnsLookup(hostname, { all: true }, (err, addrs) => (err ? reject(err) : resolve(addrs))));
 }
 
-/** Drops a body we will not read; its socket is closed rather than drained when the body is large. */
+/** Drops a body we will not read; destroying closes the socket rather than draining a large body. */
 function discard(res: Dispatcher.ResponseData): void {
   res.body.on('error', () => {});
   res.body.destroy();
 }
 
+/** undici wraps connect failures; a refusal from our lookup may sit several causes deep. */
 function translate(err: unknown): unknown {
-  if (err instanceof AppError || err instanceof FetchError) return err;
-  for (let e: any = err; e; e = e.cause) {
-    if (e instanceof BlockedAddressError || e?.blocked) return notAllowed('it resolves to a private, loopback or reserved address');
-    if (e instanceof FetchError) return e;
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof BlockedAddressError) return notAllowed('it resolves to a private, loopback or reserved address');
+    if (e instanceof AppError || e instanceof FetchError) return e;
   }
-  return new FetchError('network', (err as Error)?.message ?? 'network error', undefined, { cause: err });
+  const message = err instanceof Error ? err.message : 'network error';
+  return new FetchError('network', `The request failed: ${message}`, undefined, { cause: err });
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function flatHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {

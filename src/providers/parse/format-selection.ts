@@ -1,55 +1,82 @@
 import { ProviderError } from '../../errors.js';
 import type { MediaFormat, ParseMode, ParseQuality } from './parse.types.js';
 
-const CONTAINER_RANK: Record<string, number> = { mp4: 0, webm: 1, mov: 2, m3u8: 3, mpd: 4 };
-const rankContainer = (f: MediaFormat) => CONTAINER_RANK[f.container ?? ''] ?? 5;
-
-/** Best first: taller, then a file over a manifest, then mp4 over webm over the rest. */
-function byPreference(a: MediaFormat, b: MediaFormat): number {
-  return (b.height ?? -1) - (a.height ?? -1) || rankContainer(a) - rankContainer(b);
+/** What selectFormat returns: the chosen format and the other formats of its kind, best first. */
+export interface FormatSelection {
+  media: MediaFormat;
+  alternatives: MediaFormat[];
 }
 
 /**
- * Picks by height as the contract says: the tallest at or below the requested height (`max`: the
- * tallest there is); when every known height is taller, the shortest; formats of unknown height
- * only when no known height fits.
+ * Among equal heights: mp4 (and its audio twin m4a), then webm, then other files, then files of
+ * unknown type, then manifests (a direct file plays anywhere; a manifest needs an HLS/DASH player).
  */
-function pickByQuality(candidates: MediaFormat[], quality: ParseQuality): MediaFormat {
-  const sorted = [...candidates].sort(byPreference);
-  const known = sorted.filter((f) => f.height !== null);
-  const unknown = sorted.filter((f) => f.height === null);
-  if (quality === 'max') return known[0] ?? unknown[0];
-  const limit = Number(quality);
-  const fitting = known.find((f) => f.height! <= limit);
-  if (fitting) return fitting;
-  if (unknown.length) return unknown[0];
-  return known[known.length - 1];
+function containerRank(f: MediaFormat): number {
+  const c = f.container;
+  if (c === 'mp4' || c === 'm4a') return 0;
+  if (c === 'webm' || c === 'weba') return 1;
+  if (c === null) return 3;
+  if (c === 'm3u8') return 4;
+  if (c === 'mpd') return 5;
+  return 2;
 }
 
-/** Chooses the format for mode and quality; the others of the same kind are the alternatives, best first. */
-export function selectFormat(
-  provider: string,
-  formats: MediaFormat[],
-  mode: ParseMode,
-  quality: ParseQuality,
-): { media: MediaFormat; alternatives: MediaFormat[] } {
-  const videos = formats.filter((f) => f.kind === 'video');
-  const audios = formats.filter((f) => f.kind === 'audio');
-  let pool: MediaFormat[];
+/**
+ * The order the contract's quality rule implies, so the first is the pick and the rest are the
+ * runners-up: heights at or below the limit, tallest first; then unknown heights; then heights above
+ * the limit, shortest first. `max` has no limit: tallest first, unknown heights last.
+ */
+function rankByQuality(formats: MediaFormat[], quality: ParseQuality): MediaFormat[] {
+  const limit = quality === 'max' ? Infinity : Number(quality);
+  const band = (f: MediaFormat) => (f.height === null ? 1 : f.height <= limit ? 0 : 2);
+  return [...formats].sort((a, b) => {
+    const byBand = band(a) - band(b);
+    if (byBand) return byBand;
+    const ha = a.height ?? 0;
+    const hb = b.height ?? 0;
+    const byHeight = band(a) === 2 ? ha - hb : hb - ha;
+    return byHeight || containerRank(a) - containerRank(b);
+  });
+}
+
+/** Keeps the first format of each URL (several video variants may share one audio track). */
+function uniqueByUrl(formats: MediaFormat[]): MediaFormat[] {
+  const seen = new Set<string>();
+  return formats.filter((f) => !seen.has(f.url) && seen.add(f.url));
+}
+
+/** Whether a video plays with sound: its own, or a separate track that comes with it. */
+const withSound = (f: MediaFormat): boolean => f.hasAudio || !!f.audio;
+
+/**
+ * Chooses the format for a mode and quality as the contract says, or throws ProviderError(no_media).
+ * `auto`: a video, preferring ones with sound, else the audio of an audio-only page; `audio`: an
+ * audio-only format, else a video variant's separate audio track; `mute`: a video without sound.
+ * The alternatives are the other formats of the chosen kind, best first, those fitting the mode first.
+ */
+export function selectFormat(provider: string, formats: MediaFormat[], mode: ParseMode, quality: ParseQuality): FormatSelection {
+  const videos = uniqueByUrl(formats.filter((f) => f.kind === 'video'));
+  const audios = uniqueByUrl(formats.filter((f) => f.kind === 'audio'));
+  // Each candidate list is fitting formats first; the pick is its head.
+  let ranked: MediaFormat[];
   if (mode === 'audio') {
-    pool = audios.length ? audios : videos.flatMap((v) => (v.audio ? [v.audio] : []));
-    if (!pool.length) throw new ProviderError(provider, 'no_media', 'The page offers no audio-only format.');
+    // Audio-only formats first; the tracks that come with video variants serve when there are none.
+    const tracks = videos.flatMap((v) => (v.audio ? [v.audio] : []));
+    ranked = uniqueByUrl([...rankByQuality(audios, quality), ...rankByQuality(tracks, quality)]);
+    if (!ranked.length) throw new ProviderError(provider, 'no_media', 'The page offers no audio-only format or separate audio track.');
   } else if (mode === 'mute') {
-    pool = videos.filter((v) => !v.hasAudio);
-    if (!pool.length) {
-      throw new ProviderError(provider, 'no_media', 'The page offers no video without sound; use mode "auto" for the video with sound.');
+    // The caller asked for no sound: a silent variant is returned without its companion track.
+    const silent = videos.filter((v) => !v.hasAudio).map((v) => ({ ...v, audio: null }));
+    if (!silent.length) {
+      throw new ProviderError(provider, 'no_media', 'The page offers no video without sound; use mode "auto" for the video with its sound.');
     }
+    ranked = [...rankByQuality(silent, quality), ...rankByQuality(videos.filter((v) => v.hasAudio), quality)];
+  } else if (videos.length) {
+    ranked = [...rankByQuality(videos.filter(withSound), quality), ...rankByQuality(videos.filter((v) => !withSound(v)), quality)];
   } else {
-    const withSound = videos.filter((v) => v.hasAudio || v.audio);
-    pool = withSound.length ? withSound : videos.length ? videos : audios;
-    if (!pool.length) throw new ProviderError(provider, 'no_media', 'The page declares no video or audio.');
+    ranked = rankByQuality(audios, quality);
+    if (!ranked.length) throw new ProviderError(provider, 'no_media', 'The page declares no video or audio.');
   }
-  const media = pickByQuality(pool, quality);
-  const alternatives = [...pool].sort(byPreference).filter((f) => f !== media);
+  const [media, ...alternatives] = ranked;
   return { media, alternatives };
 }

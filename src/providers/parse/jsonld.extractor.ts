@@ -1,13 +1,14 @@
 import type { CheerioAPI } from 'cheerio';
+import { mimeOf } from './media-types.js';
 
-/** What a JSON-LD media object says, with URLs still as written. */
+/** What a JSON-LD VideoObject or AudioObject says, with URLs still as written. */
 export interface JsonLdMedia {
   type: 'VideoObject' | 'AudioObject';
   contentUrl: string | null;
   encodingFormat: string | null;
   width: number | null;
   height: number | null;
-  thumbnails: string[];
+  thumbnails: JsonLdImage[];
   name: string | null;
   description: string | null;
   uploadDate: string | null;
@@ -15,83 +16,140 @@ export interface JsonLdMedia {
   author: string | null;
 }
 
+/** An image named by JSON-LD (thumbnailUrl, thumbnail, ImageObject), URL still as written. */
+export interface JsonLdImage {
+  url: string;
+  width: number | null;
+  height: number | null;
+}
+
+/** Everything the page's JSON-LD blocks say that the extractor uses. */
+export interface JsonLdResult {
+  media: JsonLdMedia[];
+  images: JsonLdImage[];
+}
+
 type Json = Record<string, unknown>;
+
+/** Facts a media object inherits from the object it is nested in (NewsArticle.video has no author of its own). */
+interface Inherited {
+  author: string | null;
+  published: string | null;
+}
+
+const MAX_DEPTH = 16;
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
 
 function num(v: unknown): number | null {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string') {
-    const n = parseFloat(v);
-    return Number.isFinite(n) ? n : null;
-  }
+  if (typeof v === 'number') return Number.isFinite(v) && v > 0 ? v : null;
+  if (typeof v === 'string') return num(parseFloat(v));
+  if (Array.isArray(v)) return num(v[0]);
   if (v && typeof v === 'object') return num((v as Json).value); // QuantitativeValue
   return null;
 }
 
-/** ISO-8601 durations such as PT1M30.5S or P0DT1H; plain seconds too. */
+/** Seconds from an ISO-8601 duration such as PT1M30.5S or P0DT1H, or from plain seconds. */
 export function isoDurationSeconds(v: unknown): number | null {
-  if (typeof v === 'number') return v;
+  if (typeof v === 'number') return Number.isFinite(v) && v >= 0 ? v : null;
   const s = str(v);
   if (!s) return null;
-  const m = /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(s);
-  if (!m || s === 'P' || /T$/i.test(s)) return /^\d+(\.\d+)?$/.test(s) ? Number(s) : null;
-  const [, d, h, min, sec] = m.map((x) => (x ? Number(x) : 0));
-  return d * 86400 + h * 3600 + min * 60 + sec;
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s);
+  const m = /^P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(s);
+  // "P" and "PT" match the pattern with no parts at all; they are not durations.
+  if (!m || /^PT?$/i.test(s) || /T$/i.test(s)) return null;
+  const [w, d, h, min, sec] = m.slice(1).map((x) => (x ? Number(x) : 0));
+  return Math.round((w * 604800 + d * 86400 + h * 3600 + min * 60 + sec) * 1000) / 1000;
 }
 
+/** A person's or organisation's name from a string, a Person/Organization, or a list of them. */
 function names(v: unknown): string | null {
-  if (Array.isArray(v)) return v.map(names).filter(Boolean).join(', ') || null;
-  if (typeof v === 'string') return str(v);
+  if (Array.isArray(v)) return [...new Set(v.map(names).filter((n): n is string => !!n))].join(', ') || null;
+  if (typeof v === 'string') return /^https?:\/\//i.test(v.trim()) ? null : str(v);
   if (v && typeof v === 'object') return str((v as Json).name);
   return null;
 }
 
-function urls(v: unknown): string[] {
-  if (Array.isArray(v)) return v.flatMap(urls);
-  if (typeof v === 'string') return str(v) ? [v.trim()] : [];
-  if (v && typeof v === 'object') return urls((v as Json).contentUrl ?? (v as Json).url);
+/** Images from a URL string, an ImageObject, or a list of either. */
+function images(v: unknown): JsonLdImage[] {
+  if (Array.isArray(v)) return v.flatMap(images);
+  const url = str(v);
+  if (url) return [{ url, width: null, height: null }];
+  if (v && typeof v === 'object') {
+    const o = v as Json;
+    const src = str(o.contentUrl) ?? str(o.url);
+    return src ? [{ url: src, width: num(o.width), height: num(o.height) }] : [];
+  }
   return [];
 }
 
+/** The object's types without a vocabulary prefix ("schema:VideoObject", "https://schema.org/VideoObject"). */
 function typesOf(o: Json): string[] {
   const t = o['@type'];
-  return (Array.isArray(t) ? t : [t]).filter((x): x is string => typeof x === 'string');
+  return (Array.isArray(t) ? t : [t]).filter((x): x is string => typeof x === 'string').map((x) => x.replace(/^.*[/:]/, ''));
 }
 
-/** Every VideoObject and AudioObject in the page's JSON-LD, wherever it is nested. Broken blocks are skipped. */
-export function extractJsonLd($: CheerioAPI): JsonLdMedia[] {
-  const found: JsonLdMedia[] = [];
-  const seen = new Set<unknown>();
-  const walk = (node: unknown, depth: number): void => {
-    if (depth > 8 || node === null || typeof node !== 'object' || seen.has(node)) return;
-    seen.add(node);
-    if (Array.isArray(node)) return node.forEach((n) => walk(n, depth + 1));
+/** The block's text as JSON; one retry with raw control characters blanked, a common CMS slip. */
+function parseBlock(text: string): unknown {
+  // Old templates wrap the block in an HTML comment or a CDATA section for ancient browsers.
+  const cleaned = text
+    .trim()
+    .replace(/^(?:<!--|(?:\/\/\s*)?<!\[CDATA\[)/, '')
+    .replace(/(?:-->|(?:\/\/\s*)?\]\]>)$/, '');
+  try {
+    return JSON.parse(cleaned);
+  } catch {
+    // Unescaped newlines and tabs inside strings are invalid JSON but harmless to blank out.
+    return JSON.parse(cleaned.replace(/[\u0000-\u001f]+/g, ' '));
+  }
+}
+
+/** Every VideoObject, AudioObject and ImageObject in the page's JSON-LD, wherever nested. Broken blocks are skipped. */
+export function extractJsonLd($: CheerioAPI): JsonLdResult {
+  const result: JsonLdResult = { media: [], images: [] };
+  const walk = (node: unknown, key: string | null, depth: number, inherited: Inherited): void => {
+    if (depth > MAX_DEPTH || node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach((n) => walk(n, key, depth + 1, inherited));
     const o = node as Json;
-    const type = typesOf(o).find((t) => t === 'VideoObject' || t === 'AudioObject') as JsonLdMedia['type'] | undefined;
-    if (type) {
-      found.push({
-        type,
-        contentUrl: str(o.contentUrl) ?? null,
-        encodingFormat: str(o.encodingFormat),
+    const types = typesOf(o);
+    const here: Inherited = {
+      author: names(o.author) ?? names(o.creator) ?? inherited.author,
+      published: str(o.uploadDate) ?? str(o.datePublished) ?? inherited.published,
+    };
+    const media = types.find((t) => t === 'VideoObject' || t === 'AudioObject') as JsonLdMedia['type'] | undefined;
+    if (media) {
+      result.media.push({
+        type: media,
+        contentUrl: str(o.contentUrl),
+        encodingFormat: str(o.encodingFormat) ?? str(o.fileFormat),
         width: num(o.width),
         height: num(o.height),
-        thumbnails: [...urls(o.thumbnailUrl), ...urls(o.thumbnail)],
+        thumbnails: [...images(o.thumbnailUrl), ...images(o.thumbnail), ...images(o.image)],
         name: str(o.name) ?? str(o.headline),
         description: str(o.description),
-        uploadDate: str(o.uploadDate) ?? str(o.datePublished),
+        uploadDate: here.published,
         durationSeconds: isoDurationSeconds(o.duration),
-        author: names(o.author) ?? names(o.creator),
+        author: here.author,
       });
+    } else if (types.includes('ImageObject') && key !== 'logo' && key !== 'author' && key !== 'creator' && key !== 'publisher') {
+      // Logos and portraits are not the media's picture; the rest may serve as its cover.
+      result.images.push(...images(o));
     }
-    for (const value of Object.values(o)) if (value && typeof value === 'object') walk(value, depth + 1);
+    for (const [k, value] of Object.entries(o)) {
+      // Publisher and author subtrees hold logos and portraits, never the page's media.
+      if (value && typeof value === 'object' && k !== 'publisher' && k !== 'author' && k !== 'creator') walk(value, k, depth + 1, here);
+    }
   };
-  $('script[type="application/ld+json"]').each((_i, el) => {
+  // Matched by MIME type, not selector, so "application/ld+json; charset=utf-8" and odd casing count too.
+  const blocks = $('script[type]').filter((_i, el) => mimeOf($(el).attr('type')) === 'application/ld+json');
+  blocks.each((_i, el) => {
+    let data: unknown;
     try {
-      walk(JSON.parse($(el).text()), 0);
+      data = parseBlock($(el).text());
     } catch {
-      // A malformed block on a page is common; the rest of the page still counts.
+      return; // A malformed block is common; the rest of the page still counts.
     }
+    walk(data, null, 0, { author: null, published: null });
   });
-  return found;
+  return result;
 }

@@ -1,7 +1,6 @@
 import { ProviderError } from '../../../src/errors.js';
-import { classifyDirectMedia } from '../../../src/providers/parse/direct-media.js';
 import { selectFormat } from '../../../src/providers/parse/format-selection.js';
-import type { MediaFormat } from '../../../src/providers/parse/parse.types.js';
+import type { MediaFormat, ParseMode, ParseQuality } from '../../../src/providers/parse/parse.types.js';
 
 const f = (url: string, over: Partial<MediaFormat> = {}): MediaFormat => ({
   url,
@@ -15,77 +14,134 @@ const f = (url: string, over: Partial<MediaFormat> = {}): MediaFormat => ({
   headers: null,
   ...over,
 });
+const a = (url: string, over: Partial<MediaFormat> = {}) => f(url, { kind: 'audio', container: 'm4a', hasVideo: false, ...over });
+const urls = (list: MediaFormat[]) => list.map((x) => x.url);
+
+/** The ProviderError selectFormat throws, so its kind and message can be checked. */
+function failure(formats: MediaFormat[], mode: ParseMode, quality: ParseQuality = '720'): ProviderError {
+  try {
+    selectFormat('builtin', formats, mode, quality);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ProviderError);
+    return err as ProviderError;
+  }
+  throw new Error('selectFormat did not throw');
+}
 
 const ladder = [f('v360', { height: 360 }), f('v1080', { height: 1080 }), f('v720', { height: 720 }), f('v2160', { height: 2160 })];
 
-describe('selectFormat', () => {
+describe('selectFormat: quality', () => {
   it.each([
-    ['max', 'v2160'],
-    ['1080', 'v1080'],
-    ['720', 'v720'],
-    ['480', 'v360'],
-  ] as const)('quality %s picks %s', (quality, url) => {
-    expect(selectFormat('t', ladder, 'auto', quality).media.url).toBe(url);
+    ['max', 'v2160', ['v1080', 'v720', 'v360']],
+    ['1080', 'v1080', ['v720', 'v360', 'v2160']],
+    ['720', 'v720', ['v360', 'v1080', 'v2160']],
+    ['480', 'v360', ['v720', 'v1080', 'v2160']],
+  ] as const)('%s picks %s; the runners-up follow in the same order', (quality, pick, rest) => {
+    const { media, alternatives } = selectFormat('builtin', ladder, 'auto', quality);
+    expect(media.url).toBe(pick);
+    expect(urls(alternatives)).toEqual(rest);
   });
 
   it('picks the shortest when every known height is taller than asked', () => {
-    expect(selectFormat('t', [f('a', { height: 1080 }), f('b', { height: 720 })], 'auto', '480').media.url).toBe('b');
+    expect(selectFormat('builtin', [f('a', { height: 1080 }), f('b', { height: 720 })], 'auto', '480').media.url).toBe('b');
   });
 
-  it('prefers a known height that fits over an unknown one, and an unknown one over a taller one', () => {
-    expect(selectFormat('t', [f('u'), f('k', { height: 480 })], 'auto', '720').media.url).toBe('k');
-    expect(selectFormat('t', [f('u'), f('k', { height: 1080 })], 'auto', '720').media.url).toBe('u');
+  it('ranks unknown heights below known ones that fit, but uses them before taller ones', () => {
+    expect(selectFormat('builtin', [f('u'), f('k', { height: 480 })], 'auto', '720').media.url).toBe('k');
+    expect(selectFormat('builtin', [f('u'), f('k', { height: 1080 })], 'auto', '720').media.url).toBe('u');
+    const max = selectFormat('builtin', [f('u'), f('k', { height: 360 })], 'auto', 'max');
+    expect([max.media.url, ...urls(max.alternatives)]).toEqual(['k', 'u']);
   });
 
-  it('prefers a file to a manifest and mp4 to webm at the same height', () => {
-    const pick = selectFormat('t', [f('m', { height: 720, container: 'm3u8' }), f('w', { height: 720, container: 'webm' }), f('p', { height: 720 })], 'auto', '720');
-    expect(pick.media.url).toBe('p');
-    expect(pick.alternatives.map((a) => a.url)).toEqual(['w', 'm']);
+  it('at equal heights prefers mp4, then webm, then other files, then manifests', () => {
+    const pick = selectFormat(
+      'builtin',
+      [f('hls', { height: 720, container: 'm3u8' }), f('dash', { height: 720, container: 'mpd' }), f('mov', { height: 720, container: 'mov' }), f('webm', { height: 720, container: 'webm' }), f('mp4', { height: 720 })],
+      'auto',
+      '720',
+    );
+    expect(pick.media.url).toBe('mp4');
+    expect(urls(pick.alternatives)).toEqual(['webm', 'mov', 'hls', 'dash']);
   });
 
-  it('mode audio: an audio-only format, or the separate audio track of a video variant', () => {
-    const audio = f('a.mp3', { kind: 'audio', container: 'mp3', hasVideo: false });
-    expect(selectFormat('t', [...ladder, audio], 'audio', '720').media.url).toBe('a.mp3');
-    const track = f('track.m4a', { kind: 'audio', container: 'm4a', hasVideo: false });
-    expect(selectFormat('t', [f('v', { hasAudio: false, audio: track })], 'audio', '720').media.url).toBe('track.m4a');
-    expect(() => selectFormat('t', ladder, 'audio', '720')).toThrow(ProviderError);
-  });
-
-  it('mode mute: only a video without sound; otherwise a clear no_media', () => {
-    expect(selectFormat('t', [...ladder, f('silent', { height: 720, hasAudio: false })], 'mute', '1080').media.url).toBe('silent');
-    try {
-      selectFormat('t', ladder, 'mute', '720');
-      throw new Error('expected no_media');
-    } catch (err) {
-      expect(err).toBeInstanceOf(ProviderError);
-      expect((err as ProviderError).kind).toBe('no_media');
-      expect((err as ProviderError).message).toMatch(/auto/);
-    }
-  });
-
-  it('mode auto falls back to audio on an audio-only page', () => {
-    expect(selectFormat('t', [f('a.mp3', { kind: 'audio', hasVideo: false })], 'auto', '720').media.url).toBe('a.mp3');
+  it('lists each URL once', () => {
+    const { alternatives } = selectFormat('builtin', [f('x', { height: 720 }), f('x', { height: 720 }), f('y', { height: 480 })], 'auto', '720');
+    expect(urls(alternatives)).toEqual(['y']);
   });
 });
 
-describe('classifyDirectMedia', () => {
-  it.each([
-    ['video/mp4', 'https://x.example/a', 'video', 'mp4'],
-    ['audio/mpeg; charset=binary', 'https://x.example/a', 'audio', 'mp3'],
-    ['application/vnd.apple.mpegurl', 'https://x.example/master', 'video', 'm3u8'],
-    ['application/dash+xml', 'https://x.example/m', 'video', 'mpd'],
-    ['application/octet-stream', 'https://x.example/clip.webm', 'video', 'webm'],
-    [null, 'https://x.example/song.flac', 'audio', 'flac'],
-    ['image/jpeg', 'https://x.example/p', 'image', 'jpg'],
-  ])('%s at %s is %s/%s', (type, url, kind, container) => {
-    expect(classifyDirectMedia(type, url)).toMatchObject({ url, kind, container });
+describe('selectFormat: mode auto', () => {
+  it('prefers a video with sound, counting a video-only variant that carries its audio track', () => {
+    const track = a('track.m4a');
+    const { media, alternatives } = selectFormat(
+      'builtin',
+      [f('silent1080', { height: 1080, hasAudio: false }), f('variant720', { height: 720, hasAudio: false, audio: track }), f('muxed480', { height: 480 })],
+      'auto',
+      '1080',
+    );
+    expect(media).toEqual(f('variant720', { height: 720, hasAudio: false, audio: track }));
+    expect(urls(alternatives)).toEqual(['muxed480', 'silent1080']);
   });
 
-  it.each([
-    ['text/html; charset=utf-8', 'https://x.example/video.mp4'],
-    ['application/json', 'https://x.example/a.mp3'],
-    [null, 'https://x.example/watch?v=1'],
-  ])('%s at %s is not media', (type, url) => {
-    expect(classifyDirectMedia(type, url)).toBeNull();
+  it('takes a silent video when that is all there is', () => {
+    expect(selectFormat('builtin', [f('s', { hasAudio: false })], 'auto', '720').media.url).toBe('s');
+  });
+
+  it('returns the audio of a page without video', () => {
+    const { media, alternatives } = selectFormat('builtin', [a('ep.ogg', { container: 'ogg' }), a('ep.mp3', { container: 'mp3' }), a('ep.m4a')], 'auto', '720');
+    expect(media.url).toBe('ep.m4a');
+    expect(urls(alternatives)).toEqual(['ep.ogg', 'ep.mp3']);
+  });
+
+  it('fails with no_media when there is neither video nor audio', () => {
+    expect(failure([f('pic.jpg', { kind: 'image', container: 'jpg', hasAudio: false, hasVideo: false })], 'auto').kind).toBe('no_media');
+    expect(failure([], 'auto').kind).toBe('no_media');
+  });
+});
+
+describe('selectFormat: mode audio', () => {
+  it('takes an audio-only format over any video', () => {
+    const { media, alternatives } = selectFormat('builtin', [...ladder, a('ep.mp3', { container: 'mp3' }), a('ep.m4a')], 'audio', '720');
+    expect(media).toEqual(a('ep.m4a'));
+    expect(urls(alternatives)).toEqual(['ep.mp3']);
+  });
+
+  it('falls back to the separate audio track of a video variant, listed once', () => {
+    const track = a('https://cdn.example/audio/en.m4a');
+    const variants = [f('v1080', { height: 1080, hasAudio: false, audio: track }), f('v720', { height: 720, hasAudio: false, audio: track })];
+    const { media, alternatives } = selectFormat('builtin', variants, 'audio', '1080');
+    expect(media).toBe(track);
+    expect(alternatives).toEqual([]);
+  });
+
+  it('fails with no_media for muxed video only', () => {
+    const err = failure(ladder, 'audio');
+    expect(err.kind).toBe('no_media');
+    expect(err.provider).toBe('builtin');
+  });
+});
+
+describe('selectFormat: mode mute', () => {
+  it('takes a video without sound, by quality, without its companion track', () => {
+    const track = a('track.m4a');
+    const { media, alternatives } = selectFormat(
+      'builtin',
+      [...ladder, f('silent1080', { height: 1080, hasAudio: false, audio: track }), f('silent480', { height: 480, hasAudio: false })],
+      'mute',
+      '720',
+    );
+    expect(media).toEqual(f('silent480', { height: 480, hasAudio: false, audio: null }));
+    expect(urls(alternatives)).toEqual(['silent1080', 'v720', 'v360', 'v1080', 'v2160']);
+    expect(alternatives[0].audio).toBeNull();
+  });
+
+  it('fails with no_media pointing at mode auto when every video has sound', () => {
+    const err = failure(ladder, 'mute');
+    expect(err.kind).toBe('no_media');
+    expect(err.message).toMatch(/mode "auto"/);
+  });
+
+  it('fails with no_media on an audio-only page', () => {
+    expect(failure([a('ep.mp3')], 'mute').kind).toBe('no_media');
   });
 });

@@ -1,38 +1,73 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { extractPage } from '../../../src/providers/parse/page-extractor.js';
 import { isoDurationSeconds } from '../../../src/providers/parse/jsonld.extractor.js';
+import { heightHint } from '../../../src/providers/parse/media-types.js';
+import { extractPage } from '../../../src/providers/parse/page-extractor.js';
+import type { MediaFormat } from '../../../src/providers/parse/parse.types.js';
 
 const fixture = (name: string) => readFileSync(join(process.cwd(), 'test/fixtures/pages', name), 'utf8');
 
-describe('extractPage', () => {
-  it('reads Open Graph (secure URL preferred, player pages skipped) and the Twitter player stream', () => {
-    const page = extractPage(fixture('og-twitter.html'), 'https://clipper.example/v/skate');
+/** A video format as the extractor builds it: a muxed file with sound unless the page says otherwise. */
+const video = (url: string, container: string | null, width: number | null, height: number | null): MediaFormat => ({
+  url,
+  kind: 'video',
+  container,
+  width,
+  height,
+  hasAudio: true,
+  hasVideo: true,
+  expiresAt: null,
+  headers: null,
+});
+const audio = (url: string, container: string): MediaFormat => ({ ...video(url, container, null, null), kind: 'audio', hasVideo: false });
+
+describe('extractPage on real-world page shapes', () => {
+  it('Open Graph only: secure URLs win, structured properties attach to their og:video, player pages are skipped', () => {
+    const page = extractPage(fixture('og-only.html'), 'https://peakfilms.example/videos/trail-run-glen-coe/');
     expect(page.formats).toEqual([
-      expect.objectContaining({ url: 'https://media.clipper.example/skate-1080.mp4', kind: 'video', container: 'mp4', width: 1920, height: 1080 }),
-      expect.objectContaining({ url: 'https://media.clipper.example/skate-480.mp4', kind: 'video', container: 'mp4', width: 854, height: 480 }),
+      video('https://media.peakfilms.example/2026/04/glencoe-1080.mp4', 'mp4', 1920, 1080),
+      video('https://media.peakfilms.example/2026/04/glencoe.webm', 'webm', 1280, 720),
     ]);
-    expect(page.images).toEqual([{ url: 'https://img.clipper.example/skate.jpg', width: 1280, height: 720 }]);
+    expect(page.images).toEqual([
+      { url: 'https://peakfilms.example/wp-content/uploads/2026/04/glencoe-1280x720.jpg', width: 1280, height: 720 },
+      { url: 'https://peakfilms.example/wp-content/uploads/2026/04/glencoe-square.jpg', width: null, height: null },
+    ]);
     expect(page.metadata).toEqual({
-      title: 'Skate park session',
-      author: '@rider',
-      durationSeconds: 42,
-      publishedAt: '2026-05-05T12:00:00Z',
-      description: 'Filmed at dawn.',
-      site: 'Clipper',
+      title: 'Trail run at Glen Coe & back',
+      author: 'Isla Fraser',
+      durationSeconds: 754,
+      publishedAt: '2026-04-18T06:30:00+00:00',
+      description: 'Twelve miles of ridge line, shot on a single battery.',
+      site: 'Peak Films',
     });
   });
 
-  it('reads JSON-LD nested in @graph, skips broken blocks and resolves against <base>', () => {
+  it('Twitter player card: the stream (relative, entity-escaped) with the player size, title and creator', () => {
+    const page = extractPage(fixture('twitter-card.html'), 'https://shorts.example/v/a9f3');
+    expect(page.formats).toEqual([video('https://shorts.example/media/a9f3/stream.mp4?sig=Zm9v&exp=1790000000', 'mp4', 720, 1280)]);
+    expect(page.images).toEqual([{ url: 'https://static.shorts.example/thumbs/a9f3.jpg', width: null, height: null }]);
+    expect(page.metadata).toEqual({
+      title: 'Seals at the harbour wall',
+      author: '@harbourcam',
+      durationSeconds: null,
+      publishedAt: null,
+      description: 'Two grey seals, 6am, low tide.',
+      site: 'shorts.example',
+    });
+  });
+
+  it('JSON-LD: VideoObject nested in @graph → NewsArticle.video, inheriting author and date; logos are no cover', () => {
     const page = extractPage(fixture('jsonld-graph.html'), 'https://kitchen.example/articles/pasta');
     expect(page.formats).toEqual([
-      expect.objectContaining({ url: 'https://cdn.kitchen.example/assets/videos/pasta_720p.mp4', kind: 'video', container: 'mp4', width: 1280, height: 720 }),
+      video('https://video.kitchen.example/pasta/pasta.mp4', 'mp4', 1280, 720),
+      video('https://video.kitchen.example/pasta/master.m3u8', 'm3u8', null, null),
     ]);
-    expect(page.images.map((i) => i.url)).toEqual([
-      'https://cdn.kitchen.example/assets/videos/pasta-thumb.jpg',
-      'https://img.kitchen.example/pasta-2.jpg',
+    expect(page.images).toEqual([
+      { url: 'https://img.kitchen.example/pasta-thumb.jpg', width: null, height: null },
+      { url: 'https://img.kitchen.example/pasta-thumb-2.jpg', width: 640, height: 360 },
+      { url: 'https://img.kitchen.example/pasta-hero.jpg', width: 1600, height: 900 },
     ]);
-    expect(page.metadata).toMatchObject({
+    expect(page.metadata).toEqual({
       title: 'Cooking pasta in 90 seconds',
       author: 'Chef Ana, Bo',
       durationSeconds: 90.5,
@@ -42,30 +77,107 @@ describe('extractPage', () => {
     });
   });
 
-  it('reads <audio> sources and og:audio, ignoring javascript: URLs', () => {
+  it('<video><source>: heights from size/res/label and URL paths; youtube, data-src and subtitle sources skipped', () => {
+    const page = extractPage(fixture('video-sources.html'), 'https://streambox.example/watch/harbour');
+    expect(page.formats).toEqual([
+      video('https://streambox.example/media/harbour/harbour-2160.mp4', 'mp4', null, 2160),
+      video('https://streambox.example/media/harbour/harbour-1080.mp4', 'mp4', null, 1080),
+      video('https://streambox.example/media/harbour/harbour-hd.webm', 'webm', null, 720),
+      video('https://streambox.example/media/harbour/harbour-hd.mp4', 'mp4', null, 720),
+      video('https://cdn.streambox.example/v/480/harbour.mp4', 'mp4', null, 480),
+      video('https://streambox.example/media/harbour/master.m3u8', 'm3u8', null, null),
+      video('https://streambox.example/media/teaser.webm', 'webm', 640, 360),
+    ]);
+    expect(page.images).toEqual([{ url: 'https://streambox.example/posters/harbour.jpg', width: null, height: null }]);
+    expect(page.metadata).toEqual({
+      title: 'Harbour timelapse - StreamBox',
+      author: null,
+      durationSeconds: null,
+      publishedAt: null,
+      description: null,
+      site: 'streambox.example',
+    });
+  });
+
+  it('audio-only podcast: og:audio, AudioObject and <audio> merged by URL; data: and javascript: URLs dropped', () => {
     const page = extractPage(fixture('podcast.html'), 'https://radio.example/ep/12');
-    expect(page.formats.map((f) => [f.url, f.kind, f.container, f.hasVideo])).toEqual([
-      ['https://radio.example/episodes/12.mp3', 'audio', 'mp3', false],
-      ['https://radio.example/episodes/12.ogg', 'audio', 'ogg', false],
+    expect(page.formats).toEqual([
+      audio('https://radio.example/episodes/12.mp3', 'mp3'),
+      audio('https://radio.example/episodes/12.ogg', 'ogg'),
+      audio('https://radio.example/episodes/12-extended.m4a', 'm4a'),
     ]);
-    expect(page.metadata).toMatchObject({ title: 'Episode 12: Rivers', author: 'River Radio' });
+    expect(page.images).toEqual([{ url: 'https://radio.example/art/show-3000.jpg', width: null, height: null }]);
+    expect(page.metadata).toEqual({
+      title: 'Episode 12: Rivers',
+      author: 'River Radio',
+      durationSeconds: 2527,
+      publishedAt: '2026-02-14',
+      description: 'Where the rivers go when the map runs out.',
+      site: 'radio.example',
+    });
   });
 
-  it('reads <video><source> sizes and the poster', () => {
-    const html = `<video poster="/p.jpg"><source src="/v/a.webm" type="video/webm" res="720"><source src="/v/b.mp4" label="1080p"><source src="/v/c.m3u8" type="application/x-mpegURL"></video>`;
-    const page = extractPage(html, 'https://s.example/watch');
-    expect(page.formats.map((f) => [f.url, f.container, f.height])).toEqual([
-      ['https://s.example/v/a.webm', 'webm', 720],
-      ['https://s.example/v/b.mp4', 'mp4', 1080],
-      ['https://s.example/v/c.m3u8', 'm3u8', null],
-    ]);
-    expect(page.images).toEqual([{ url: 'https://s.example/p.jpg', width: null, height: null }]);
-  });
-
-  it('finds nothing on a page without media', () => {
-    const page = extractPage('<html><head><title>Hi</title></head><body><img src="/a.png"></body></html>', 'https://x.example/');
+  it('a page without media: no formats, its picture, and no profile URL as author', () => {
+    const page = extractPage(fixture('no-media.html'), 'https://bakery.example/tips');
     expect(page.formats).toEqual([]);
-    expect(page.metadata.title).toBe('Hi');
+    expect(page.images).toEqual([{ url: 'https://bakery.example/img/loaf.jpg', width: null, height: null }]);
+    expect(page.metadata).toEqual({
+      title: 'Ten tips for better bread',
+      author: null,
+      durationSeconds: null,
+      publishedAt: '2026-01-09T10:00:00Z',
+      description: 'Flour, water, salt, patience.',
+      site: 'bakery.example',
+    });
+  });
+
+  it('broken JSON-LD is skipped, a CDATA block with raw newlines still read, relative URLs resolved against <base>', () => {
+    const page = extractPage(fixture('broken-jsonld-base.html'), 'https://newsroom.example/story/8812');
+    expect(page.formats).toEqual([
+      video('https://static.newsroom.example/2026/story-8812/media/barrier_720p.mp4', 'mp4', null, 720),
+      video('https://static.newsroom.example/2026/story-8812/media/barrier_1080p.mp4', 'mp4', null, 1080),
+      video('https://media.newsroom.example/story-8812/barrier-480.mp4', 'mp4', null, 480),
+      video('https://static.newsroom.example/2026/story-8812/media/barrier.mpd', 'mpd', null, null),
+    ]);
+    expect(page.images).toEqual([
+      { url: 'https://static.newsroom.example/2026/shared/barrier-poster.jpg', width: null, height: null },
+      { url: 'https://static.newsroom.example/thumbs/barrier.jpg', width: null, height: null },
+    ]);
+    expect(page.metadata).toEqual({
+      title: 'Flood barrier test',
+      author: 'Newsroom',
+      durationSeconds: 242,
+      publishedAt: '2026-06-01T09:15:00+01:00',
+      description: 'The barrier rises in four minutes.',
+      site: 'newsroom.example',
+    });
+  });
+});
+
+describe('extractPage details', () => {
+  it('takes an og:video given only as secure_url, and og tags written with name= instead of property=', () => {
+    const html = `<meta property="og:video:secure_url" content="https://m.example/a.mp4"><meta property="og:video:type" content="video/mp4">
+      <meta property="og:video:height" content="540"><meta name="og:audio" content="https://m.example/a.m4a"><meta name="og:site_name" content="M">`;
+    const page = extractPage(html, 'https://m.example/p');
+    expect(page.formats).toEqual([video('https://m.example/a.mp4', 'mp4', null, 540), audio('https://m.example/a.m4a', 'm4a')]);
+    expect(page.metadata.site).toBe('M');
+  });
+
+  it('lets a declared MIME type decide the kind, an .mp4 under <audio> stays audio, and JSON-LD encodingFormat "mp4" names the container', () => {
+    const html = `<audio src="/ep.mp4"></audio><video><source src="/only-sound" type="audio/mpeg"></video>
+      <script type="application/ld+json; charset=utf-8">{"@type":["VideoObject"],"contentUrl":"/v/download?id=9","encodingFormat":"mp4","height":1080}</script>`;
+    const page = extractPage(html, 'https://x.example/watch');
+    expect(page.formats).toEqual([
+      video('https://x.example/v/download?id=9', 'mp4', null, 1080),
+      audio('https://x.example/ep.mp4', 'm4a'),
+      audio('https://x.example/only-sound', 'mp3'),
+    ]);
+  });
+
+  it('ignores an unusable <base>, non-http URLs and media that are only images', () => {
+    const html = `<base href="http://[bad"><meta property="og:video" content="ftp://x.example/a.mp4"><meta property="og:video" content="/pic.jpg">
+      <video src="blob:https://x.example/1"></video><video src="clip.webm"></video>`;
+    expect(extractPage(html, 'https://x.example/dir/page').formats).toEqual([video('https://x.example/dir/clip.webm', 'webm', null, null)]);
   });
 
   it.each([
@@ -73,11 +185,29 @@ describe('extractPage', () => {
     ['PT2H', 7200],
     ['P1DT1S', 86401],
     ['PT0S', 0],
+    ['pt3m', 180],
     ['95', 95],
+    [61.2, 61.2],
     ['soon', null],
     ['PT', null],
-  ])('reads the ISO-8601 duration %s', (text, seconds) => {
+    ['P', null],
+    ['P1DT', null],
+  ])('reads the ISO-8601 duration %s as %s seconds', (text, seconds) => {
     expect(isoDurationSeconds(text)).toBe(seconds);
+  });
+
+  it.each([
+    ['/v/clip_720p.mp4', 720],
+    ['/media/1080/clip.mp4', 1080],
+    ['/x/clip-480.mp4', 480],
+    ['/x/1920x1080/c.mp4', 1080],
+    ['1080p60', 1080],
+    ['4K', 2160],
+    ['/v/12345720.mp4', null],
+    ['/2026/04/clip.mp4', null],
+    ['HD', null],
+  ])('reads the height hint in %s as %s', (text, height) => {
+    expect(heightHint(text)).toBe(height);
   });
 });
 
