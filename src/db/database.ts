@@ -26,7 +26,14 @@ export interface OpenOptions {
 export async function openDatabase(config: Config, options: OpenOptions = {}): Promise<Database> {
   let clientUrl = config.databaseUrl;
   let embedded: EmbeddedDatabase | null = null;
-  if (!clientUrl && !options.announce && !options.inMemory) clientUrl = findRunningEmbedded(config.dataDir);
+  if (!clientUrl && !options.inMemory) {
+    const running = findRunningEmbedded(config.dataDir);
+    // One process owns a PGlite directory: a second server would corrupt it.
+    if (running && options.announce) {
+      throw new Error(`Another mediagate server already runs on ${config.dataDir}; stop it first or set MEDIAGATE_DATA_DIR.`);
+    }
+    clientUrl = running;
+  }
   const isEmbedded = !config.databaseUrl;
   if (!clientUrl) {
     embedded = await startEmbedded(options.inMemory ? null : config.dataDir, { announce: options.announce });
