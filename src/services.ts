@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { AccountService } from './modules/accounts/account.service.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { CreditHistoryRepository } from './modules/credits/credit-history.repository.js';
+import { CreditUsageRepository } from './modules/credits/credit-usage.repository.js';
 import { LedgerService } from './modules/credits/ledger.service.js';
 import { JobRepository } from './modules/jobs/job.repository.js';
 import { TaskRunner } from './modules/jobs/task-runner.js';
@@ -21,6 +22,7 @@ export interface Services {
   ledger: LedgerService;
   jobs: JobRepository;
   history: CreditHistoryRepository;
+  usage: CreditUsageRepository;
   parse: ParseService;
   transcription: TranscriptionService;
   close(): Promise<void>;
@@ -41,6 +43,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger): Serv
     ledger,
     jobs: new JobRepository(em),
     history: new CreditHistoryRepository(em),
+    usage: new CreditUsageRepository(em),
     parse: new ParseService({ config, runner, client, log: failoverLog, providers: buildParseProviders(config, client) }),
     transcription: new TranscriptionService({
       config,

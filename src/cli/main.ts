@@ -108,8 +108,9 @@ account
   .option('--email <email>', 'contact email')
   .option('--credits <n>', 'initial credits', int('credits'))
   .option('--membership-days <d>', 'start a membership for D days', int('membership-days'))
-  .action((o: { name: string; email?: string; credits?: number; membershipDays?: number }) =>
-    withServices((s) => s.accounts.create({ name: o.name, email: o.email, credits: o.credits, membershipDays: o.membershipDays })),
+  .option('--role <role...>', 'analyst or admin: may read across accounts')
+  .action((o: { name: string; email?: string; credits?: number; membershipDays?: number; role?: string[] }) =>
+    withServices((s) => s.accounts.create({ name: o.name, email: o.email, credits: o.credits, membershipDays: o.membershipDays, roles: o.role })),
   );
 
 const membership = program.command('membership').description('memberships');

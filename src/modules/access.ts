@@ -10,3 +10,12 @@ export function requireMembership(principal: Principal): void {
 export function requireScope(principal: Principal, scope: string): void {
   if (!principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the "${scope}" scope.`);
 }
+
+/** Analysts and admins read across accounts. */
+export function isAnalyst(principal: Principal): boolean {
+  return principal.roles.has('analyst') || principal.roles.has('admin');
+}
+
+export function requireAnalyst(principal: Principal): void {
+  if (!isAnalyst(principal)) throw new AppError('FORBIDDEN', 'Only analysts and admins may read across accounts.');
+}

@@ -3,7 +3,8 @@ import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { randomUUID } from 'node:crypto';
 
 /** Roles beyond an ordinary account holder. */
-export type AccountRole = 'admin' | 'analyst';
+export const ACCOUNT_ROLES = ['admin', 'analyst'] as const;
+export type AccountRole = (typeof ACCOUNT_ROLES)[number];
 
 /** A paying customer: owns keys, a membership, a credit balance and jobs. */
 @Entity({ tableName: 'account' })

@@ -1,4 +1,5 @@
 import { Field, ID, ObjectType } from 'type-graphql';
+import { Connection } from '../../graphql/connection.js';
 import { Credits, DateTime } from '../../graphql/scalars.js';
 
 @ObjectType('Membership')
@@ -24,3 +25,5 @@ export class AccountType {
   @Field(() => MembershipType, { nullable: true }) membership!: MembershipType | null;
   @Field(() => CreditBalanceType) credits!: CreditBalanceType;
 }
+
+export const AccountConnection = Connection(AccountType, 'Account');

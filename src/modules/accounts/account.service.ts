@@ -1,12 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../../errors.js';
+import { decodeCursor, pageSize, toPage, type Page } from '../../graphql/connection.js';
 import type { LedgerService } from '../credits/ledger.service.js';
 import { CreditBalance } from '../credits/credit-balance.entity.js';
-import { Account } from './account.entity.js';
+import { ACCOUNT_ROLES, Account, type AccountRole } from './account.entity.js';
 import { Membership } from './membership.entity.js';
 
 export interface CreateAccountInput {
   name: string;
+  roles?: string[];
   email?: string | null;
   credits?: number;
   membershipDays?: number;
@@ -35,6 +37,24 @@ interface ViewRow {
   held: string | number;
 }
 
+const VIEW_SELECT = `select a.id, a.name, a.email, a.created_at, m.plan, m.status, m.period_end,
+       coalesce(m.status = 'active' and m.period_end > now(), false) as active,
+       coalesce(b.available, 0) as available, coalesce(b.held, 0) as held
+  from account a
+  left join membership m on m.account_id = a.id
+  left join credit_balance b on b.account_id = a.id`;
+
+function toView(r: ViewRow): AccountView {
+  return {
+    id: r.id,
+    name: r.name,
+    email: r.email,
+    createdAt: new Date(r.created_at),
+    membership: r.status ? { plan: r.plan!, status: r.status, periodEnd: new Date(r.period_end!), active: r.active } : null,
+    credits: { available: Number(r.available), held: Number(r.held) },
+  };
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Accounts and memberships: the operator's and the account area's side of the data. */
@@ -52,10 +72,13 @@ export class AccountService {
     if (input.credits !== undefined && (!Number.isSafeInteger(input.credits) || input.credits < 0)) problems.credits = 'must be a whole number ≥ 0';
     if (input.membershipDays !== undefined && (!Number.isInteger(input.membershipDays) || input.membershipDays < 0 || input.membershipDays > 3660))
       problems.membershipDays = 'must be a whole number of days from 0 to 3660';
+    const roles = [...new Set(input.roles ?? [])];
+    const badRoles = roles.filter((r) => !(ACCOUNT_ROLES as readonly string[]).includes(r));
+    if (badRoles.length) problems.roles = `unknown role(s) ${badRoles.join(', ')}; allowed: ${ACCOUNT_ROLES.join(', ')}`;
     if (Object.keys(problems).length) throw new AppError('INVALID_INPUT', 'The account is not valid.', problems);
 
     const account = await this.em().transactional(async (em) => {
-      const created = em.create(Account, { name: name!, email: input.email ?? null });
+      const created = em.create(Account, { name: name!, email: input.email ?? null, roles: roles as AccountRole[] });
       // The entities carry plain ids, not relations, so the parent row is flushed first.
       await em.flush();
       // The balance row exists from the start: the ledger's conditional updates need a row to lock.
@@ -72,26 +95,23 @@ export class AccountService {
   /** The account with its membership and balance, in one query (it serves `me` on every page load). */
   async view(accountId: string): Promise<AccountView> {
     if (!UUID.test(accountId)) throw new AppError('NOT_FOUND', 'No such account.');
-    const rows = await this.em().getConnection().execute<ViewRow[]>(
-      `select a.id, a.name, a.email, a.created_at, m.plan, m.status, m.period_end,
-              coalesce(m.status = 'active' and m.period_end > now(), false) as active,
-              coalesce(b.available, 0) as available, coalesce(b.held, 0) as held
-         from account a
-         left join membership m on m.account_id = a.id
-         left join credit_balance b on b.account_id = a.id
-        where a.id = ?`,
-      [accountId],
-    );
-    const r = rows[0];
-    if (!r) throw new AppError('NOT_FOUND', 'No such account.');
-    return {
-      id: r.id,
-      name: r.name,
-      email: r.email,
-      createdAt: new Date(r.created_at),
-      membership: r.status ? { plan: r.plan!, status: r.status, periodEnd: new Date(r.period_end!), active: r.active } : null,
-      credits: { available: Number(r.available), held: Number(r.held) },
-    };
+    const rows = await this.em().getConnection().execute<ViewRow[]>(`${VIEW_SELECT} where a.id = ?`, [accountId]);
+    if (!rows[0]) throw new AppError('NOT_FOUND', 'No such account.');
+    return toView(rows[0]);
+  }
+
+  /** Every account, newest first, for admins and analysts. */
+  async list(first: number | null | undefined, after: string | null | undefined): Promise<Page<AccountView>> {
+    const size = pageSize(first);
+    const cursor = after ? decodeCursor(after) : null;
+    if (cursor && !UUID.test(cursor.id)) throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
+    const rows = await this.em()
+      .getConnection()
+      .execute<ViewRow[]>(
+        `${VIEW_SELECT} ${cursor ? 'where (a.created_at, a.id) < (?::timestamptz, ?::uuid)' : ''} order by a.created_at desc, a.id desc limit ?`,
+        [...(cursor ? [cursor.createdAt.toISOString(), cursor.id] : []), size + 1],
+      );
+    return toPage(rows.map(toView), size, (a) => a);
   }
 
   /** Starts or extends the membership to `until`. */

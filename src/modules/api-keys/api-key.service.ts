@@ -13,6 +13,8 @@ export interface Principal {
   apiKeyId: string | null;
   scopes: ReadonlySet<string>;
   isMember: boolean;
+  /** The account's roles beyond an ordinary holder (analyst, admin). */
+  roles: ReadonlySet<string>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -73,19 +75,25 @@ export class ApiKeyService {
     const parsed = parseKey(presented);
     if (!parsed) throw unauthenticated();
     const rows = await this.em().getConnection().execute<
-      { id: string; account_id: string; secret_hash: Buffer; scopes: string[]; revoked: boolean; member: boolean; stale: boolean }[]
+      { id: string; account_id: string; secret_hash: Buffer; scopes: string[] | string; roles: string[] | string; revoked: boolean; member: boolean; stale: boolean }[]
     >(
-      `select k.id, k.account_id, k.secret_hash, k.scopes, k.revoked_at is not null as revoked,
+      `select k.id, k.account_id, k.secret_hash, k.scopes, a.roles, k.revoked_at is not null as revoked,
               coalesce(m.status = 'active' and m.period_end > now(), false) as member,
               (k.last_used_at is null or k.last_used_at < now() - interval '1 minute') as stale
-         from api_key k left join membership m on m.account_id = k.account_id
+         from api_key k join account a on a.id = k.account_id left join membership m on m.account_id = k.account_id
         where k.public_id = ?`,
       [parsed.publicId],
     );
     const row = rows[0];
     if (!row || row.revoked || !keyMatches(parsed.key, Buffer.from(row.secret_hash), this.pepper)) throw unauthenticated();
     if (row.stale) void this.touch(row.id);
-    return { accountId: row.account_id, apiKeyId: row.id, scopes: new Set(toArray(row.scopes)), isMember: row.member };
+    return {
+      accountId: row.account_id,
+      apiKeyId: row.id,
+      scopes: new Set(toArray(row.scopes)),
+      isMember: row.member,
+      roles: new Set(toArray(row.roles)),
+    };
   }
 
   /** last_used_at is kept to the minute: enough for people, and no write on every request. */

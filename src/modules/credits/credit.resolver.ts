@@ -1,9 +1,10 @@
 import { Args, ArgsType, Ctx, Field, ID, Int, Query, Resolver } from 'type-graphql';
-import { AppError } from '../../errors.js';
 import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
 import { DateTime } from '../../graphql/scalars.js';
-import { requireScope } from '../access.js';
+import { isAnalyst, requireAnalyst, requireScope } from '../access.js';
+import type { UsageDimension, UsageGrouping } from './credit-usage.repository.js';
+import { UsageBucketType, UsageDimensionEnum, UsageGroupingEnum } from './usage.graphql.js';
 import type { CreditEntry, CreditEntryKind } from './credit-entry.entity.js';
 import { CreditEntryConnection, CreditEntryKindEnum, CreditEntryType } from './credit.graphql.js';
 
@@ -17,8 +18,29 @@ class CreditHistoryArgs {
   @Field(() => String, { nullable: true }) after?: string | null;
 }
 
+@ArgsType()
+class CreditUsageArgs {
+  @Field(() => DateTime) from!: Date;
+  @Field(() => DateTime) to!: Date;
+  @Field(() => UsageGroupingEnum, { nullable: true, description: 'Default DAY' }) groupBy?: UsageGrouping | null;
+  @Field(() => UsageDimensionEnum, { nullable: true, description: 'Default OPERATION' }) by?: UsageDimension | null;
+}
+
 @Resolver()
 export class CreditResolver {
+  @Query(() => [UsageBucketType], { description: 'Credits consumed per period; analysts see every account, others their own' })
+  async creditUsage(@Ctx() ctx: GqlContext, @Args(() => CreditUsageArgs) { from, to, groupBy, by }: CreditUsageArgs): Promise<UsageBucketType[]> {
+    const principal = await ctx.principal();
+    requireScope(principal, 'read');
+    return ctx.services.usage.usage({
+      from,
+      to,
+      groupBy: groupBy ?? 'DAY',
+      by: by ?? 'OPERATION',
+      accountId: isAnalyst(principal) ? null : principal.accountId,
+    });
+  }
+
   @Query(() => CreditEntryConnection, { description: 'Ledger entries, newest first; accountId defaults to the caller’s own' })
   async creditHistory(
     @Ctx() ctx: GqlContext,
@@ -26,10 +48,8 @@ export class CreditResolver {
   ): Promise<Page<CreditEntryType>> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
-    if (accountId && accountId !== principal.accountId) {
-      throw new AppError('FORBIDDEN', 'Only analysts may read other accounts’ credit history.');
-    }
-    const page = await ctx.services.history.list({ accountId: principal.accountId, from, to, kinds, first, after });
+    if (accountId && accountId !== principal.accountId) requireAnalyst(principal);
+    const page = await ctx.services.history.list({ accountId: accountId ?? principal.accountId, from, to, kinds, first, after });
     return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toEntryType(e.node) })) };
   }
 }
