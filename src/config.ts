@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 
-const PARSE_PROVIDER_NAMES = ['builtin'] as const;
+const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt'] as const;
 const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'local'] as const;
 
 const bool = z
@@ -30,6 +30,9 @@ const envSchema = z.object({
   API_KEY_PEPPER: z.string().min(32, 'must be at least 32 characters').optional(),
   PARSE_PROVIDERS: list(PARSE_PROVIDER_NAMES).default(['builtin']),
   TRANSCRIBE_PROVIDERS: list(TRANSCRIBE_PROVIDER_NAMES).optional(),
+  /** A self-hosted cobalt instance's root (where it answers POST /), and its key if it requires one. */
+  COBALT_API_URL: url.optional(),
+  COBALT_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: url.default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_TRANSCRIBE_MODEL: z.string().min(1).default('whisper-1'),
@@ -75,6 +78,7 @@ export type Config = Readonly<{
   parseProviders: readonly string[];
   transcribeProviders: readonly string[];
   openai: Readonly<{ baseUrl: string; apiKey: string | null; model: string; maxUploadBytes: number }>;
+  cobalt: Readonly<{ apiUrl: string | null; apiKey: string | null }>;
   parseTimeoutMs: number;
   transcribeTimeoutMs: number;
   sweepIntervalMs: number;
@@ -108,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const e = parsed.data;
   if (e.NODE_ENV === 'production' && !e.API_KEY_PEPPER) problems.push('API_KEY_PEPPER: required when NODE_ENV=production');
+  if (e.PARSE_PROVIDERS.includes('cobalt') && !e.COBALT_API_URL) problems.push('COBALT_API_URL: required when PARSE_PROVIDERS includes cobalt');
   // Unset: an OpenAI-compatible server when one is configured, else the offline recogniser if installed.
   const transcribeProviders =
     e.TRANSCRIBE_PROVIDERS ??
@@ -131,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       model: e.OPENAI_TRANSCRIBE_MODEL,
       maxUploadBytes: e.OPENAI_MAX_UPLOAD_BYTES,
     },
+    cobalt: { apiUrl: e.COBALT_API_URL ?? null, apiKey: e.COBALT_API_KEY ?? null },
     parseTimeoutMs: e.PARSE_TIMEOUT_SECONDS * 1000,
     transcribeTimeoutMs: e.TRANSCRIBE_TIMEOUT_SECONDS * 1000,
     sweepIntervalMs: e.SWEEP_INTERVAL_SECONDS * 1000,

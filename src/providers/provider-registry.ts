@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
+import { CobaltParseProvider } from './parse/cobalt.adapter.js';
 import type { ParseProvider } from './parse/parse.types.js';
 import { LocalTranscriptionProvider } from './transcription/local.adapter.js';
 import { OpenAiTranscriptionProvider } from './transcription/openai.adapter.js';
@@ -12,6 +13,8 @@ export function buildParseProviders(config: Config, client: GuardedHttpClient): 
     switch (name) {
       case 'builtin':
         return new BuiltinParseProvider({ client, pageMaxBytes: config.pageMaxBytes });
+      case 'cobalt':
+        return new CobaltParseProvider({ apiUrl: config.cobalt.apiUrl!, apiKey: config.cobalt.apiKey, timeoutMs: config.parseTimeoutMs });
       default:
         throw new Error(`unknown parse provider ${name}`);
     }

@@ -36,7 +36,6 @@ export interface Harness {
 
 /** Boots the real app (both doors, real database) with test configuration; requests go over loopback HTTP. */
 export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
-  const db = await createTestDatabase();
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
@@ -44,6 +43,8 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     MEDIAGATE_DATA_DIR: '/tmp/mediagate-test-unused',
     ...env,
   });
+  // After the configuration: a refused configuration leaves no database behind.
+  const db = await createTestDatabase();
   const services = createServices(config, db.orm, pino({ level: 'silent' }));
   const app = await buildApp({ services, orm: db.orm });
   // Real HTTP on loopback: the same parsers, limits and hooks a client meets.
