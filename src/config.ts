@@ -4,7 +4,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 
 const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt'] as const;
-const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'local'] as const;
+const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'deepgram', 'local'] as const;
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -36,6 +36,10 @@ const envSchema = z.object({
   OPENAI_BASE_URL: url.default('https://api.openai.com/v1'),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_TRANSCRIBE_MODEL: z.string().min(1).default('whisper-1'),
+  /** Deepgram: key, API origin (the adapter adds /v1/listen) and model. */
+  DEEPGRAM_API_KEY: z.string().min(1).optional(),
+  DEEPGRAM_BASE_URL: url.default('https://api.deepgram.com'),
+  DEEPGRAM_MODEL: z.string().min(1).default('nova-3'),
   /** Largest audio upload an OpenAI-compatible server accepts (OpenAI: 25 MB). */
   OPENAI_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
   PARSE_TIMEOUT_SECONDS: seconds(60),
@@ -79,6 +83,7 @@ export type Config = Readonly<{
   transcribeProviders: readonly string[];
   openai: Readonly<{ baseUrl: string; apiKey: string | null; model: string; maxUploadBytes: number }>;
   cobalt: Readonly<{ apiUrl: string | null; apiKey: string | null }>;
+  deepgram: Readonly<{ apiKey: string | null; baseUrl: string; model: string }>;
   parseTimeoutMs: number;
   transcribeTimeoutMs: number;
   sweepIntervalMs: number;
@@ -113,10 +118,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const e = parsed.data;
   if (e.NODE_ENV === 'production' && !e.API_KEY_PEPPER) problems.push('API_KEY_PEPPER: required when NODE_ENV=production');
   if (e.PARSE_PROVIDERS.includes('cobalt') && !e.COBALT_API_URL) problems.push('COBALT_API_URL: required when PARSE_PROVIDERS includes cobalt');
-  // Unset: an OpenAI-compatible server when one is configured, else the offline recogniser if installed.
+  if (e.TRANSCRIBE_PROVIDERS?.includes('deepgram') && !e.DEEPGRAM_API_KEY) problems.push('DEEPGRAM_API_KEY: required when TRANSCRIBE_PROVIDERS includes deepgram');
+  // Unset: the hosted providers that are configured, else the offline recogniser if it is installed.
+  const configured = [...(e.OPENAI_API_KEY || env.OPENAI_BASE_URL ? ['openai'] : []), ...(e.DEEPGRAM_API_KEY ? ['deepgram'] : [])];
   const transcribeProviders =
-    e.TRANSCRIBE_PROVIDERS ??
-    (e.OPENAI_API_KEY || env.OPENAI_BASE_URL ? ['openai'] : onPath(e.POCKETSPHINX_PATH) ? ['local'] : []);
+    e.TRANSCRIBE_PROVIDERS ?? (configured.length ? configured : onPath(e.POCKETSPHINX_PATH) ? ['local'] : []);
   if (problems.length) throw new ConfigError(problems);
 
   const dataDir = resolve(e.MEDIAGATE_DATA_DIR);
@@ -137,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxUploadBytes: e.OPENAI_MAX_UPLOAD_BYTES,
     },
     cobalt: { apiUrl: e.COBALT_API_URL ?? null, apiKey: e.COBALT_API_KEY ?? null },
+    deepgram: { apiKey: e.DEEPGRAM_API_KEY ?? null, baseUrl: e.DEEPGRAM_BASE_URL, model: e.DEEPGRAM_MODEL },
     parseTimeoutMs: e.PARSE_TIMEOUT_SECONDS * 1000,
     transcribeTimeoutMs: e.TRANSCRIBE_TIMEOUT_SECONDS * 1000,
     sweepIntervalMs: e.SWEEP_INTERVAL_SECONDS * 1000,

@@ -3,6 +3,7 @@ import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
 import { CobaltParseProvider } from './parse/cobalt.adapter.js';
 import type { ParseProvider } from './parse/parse.types.js';
+import { DeepgramTranscriptionProvider } from './transcription/deepgram.adapter.js';
 import { LocalTranscriptionProvider } from './transcription/local.adapter.js';
 import { OpenAiTranscriptionProvider } from './transcription/openai.adapter.js';
 import type { TranscriptionProvider } from './transcription/transcription.types.js';
@@ -32,6 +33,13 @@ export function buildTranscriptionProviders(config: Config): TranscriptionProvid
           model: config.openai.model,
           timeoutMs: config.transcribeTimeoutMs,
           maxUploadBytes: config.openai.maxUploadBytes,
+        });
+      case 'deepgram':
+        return new DeepgramTranscriptionProvider({
+          baseUrl: config.deepgram.baseUrl,
+          apiKey: config.deepgram.apiKey!,
+          model: config.deepgram.model,
+          timeoutMs: config.transcribeTimeoutMs,
         });
       case 'local':
         return new LocalTranscriptionProvider({

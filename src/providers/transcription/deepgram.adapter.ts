@@ -1,0 +1,83 @@
+import { openAsBlob } from 'node:fs';
+import { ProviderError } from '../../errors.js';
+import type { TranscriptResult, TranscriptSegment, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
+
+export interface DeepgramOptions {
+  /** The API origin; the adapter adds /v1/listen (DEEPGRAM_BASE_URL, default https://api.deepgram.com). */
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  timeoutMs: number;
+}
+
+/** The parts of Deepgram's pre-recorded response this adapter reads. */
+interface ListenResponse {
+  metadata?: { duration?: number };
+  results?: {
+    channels?: { detected_language?: string; alternatives?: { transcript?: string }[] }[];
+    utterances?: { start?: number; end?: number; transcript?: string; speaker?: number }[];
+  };
+}
+
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+/**
+ * Deepgram's pre-recorded `POST /v1/listen`. The gateway uploads the audio it prepared rather than
+ * handing Deepgram the caller's URL, so Deepgram never fetches anything on a caller's behalf.
+ * Utterances (pauses and speaker turns) become the segments; diarization names the speakers.
+ */
+export class DeepgramTranscriptionProvider implements TranscriptionProvider {
+  readonly name = 'deepgram';
+
+  constructor(private readonly options: DeepgramOptions) {}
+
+  async transcribe(request: TranscriptionRequest): Promise<TranscriptResult> {
+    const query = new URLSearchParams({ model: this.options.model, smart_format: 'true', punctuate: 'true', utterances: 'true', diarize: 'true' });
+    if (request.language) query.set('language', request.language);
+    else query.set('detect_language', 'true');
+    const timeout = AbortSignal.timeout(this.options.timeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(`${this.options.baseUrl.replace(/\/+$/, '')}/v1/listen?${query}`, {
+        method: 'POST',
+        headers: { authorization: `Token ${this.options.apiKey}`, 'content-type': 'audio/mpeg' },
+        body: await openAsBlob(request.audioPath),
+        signal: AbortSignal.any([request.signal, timeout]),
+        redirect: 'error',
+      });
+    } catch (err) {
+      if (request.signal.aborted) throw request.signal.reason;
+      if (timeout.aborted) throw new ProviderError(this.name, 'timeout', 'Deepgram did not answer in time');
+      throw new ProviderError(this.name, 'failed', `Deepgram unreachable: ${(err as Error).message}`);
+    }
+    if (!res.ok) {
+      await res.body?.cancel();
+      const why = res.status === 401 || res.status === 403 ? 'rejected the credentials' : `answered ${res.status}`;
+      throw new ProviderError(this.name, 'failed', `Deepgram ${why}`);
+    }
+    let body: ListenResponse;
+    try {
+      body = (await res.json()) as ListenResponse;
+    } catch {
+      throw new ProviderError(this.name, timeout.aborted ? 'timeout' : 'failed', 'Deepgram sent malformed JSON');
+    }
+    const channel = body.results?.channels?.[0];
+    if (!channel) throw new ProviderError(this.name, 'failed', 'Deepgram answered without results');
+    const segments: TranscriptSegment[] = (body.results?.utterances ?? [])
+      .filter((u) => typeof u.start === 'number' && typeof u.end === 'number' && u.transcript?.trim())
+      .map((u, i) => ({
+        index: i + 1,
+        start: round3(u.start!),
+        end: round3(u.end!),
+        text: u.transcript!.trim(),
+        speaker: typeof u.speaker === 'number' ? `speaker_${u.speaker}` : null,
+      }));
+    const text = (channel.alternatives?.[0]?.transcript ?? segments.map((s) => s.text).join(' ')).trim();
+    return {
+      language: channel.detected_language?.split('-')[0] ?? request.language,
+      durationSeconds: typeof body.metadata?.duration === 'number' ? round3(body.metadata.duration) : request.durationSeconds,
+      text,
+      segments,
+    };
+  }
+}

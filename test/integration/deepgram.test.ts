@@ -1,0 +1,70 @@
+import { createHarness, type Harness } from '../support/harness.js';
+import { startFakeDeepgram } from '../fakes/deepgram.fake.js';
+import { startFakeOpenAi } from '../fakes/openai.fake.js';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { makeMedia } from '../support/media.js';
+
+describe('transcribe through Deepgram, with failover', () => {
+  let site: FakeSite;
+  let deepgram: Awaited<ReturnType<typeof startFakeDeepgram>>;
+  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  beforeAll(async () => {
+    site = await startFakeSite();
+    site.file('/talk.mp3', makeMedia({ seconds: 6 }), 'audio/mpeg');
+    deepgram = await startFakeDeepgram({ apiKey: 'dg-secret' });
+    openai = await startFakeOpenAi();
+  });
+  afterAll(async () => {
+    await site.close();
+    await deepgram.close();
+    await openai.close();
+  });
+
+  const harness = (deepgramKey: string) =>
+    createHarness({
+      FETCH_ALLOW_HOSTS: site.hostPort,
+      TRANSCRIBE_PROVIDERS: 'deepgram,openai',
+      DEEPGRAM_API_KEY: deepgramKey,
+      DEEPGRAM_BASE_URL: deepgram.baseUrl,
+      OPENAI_BASE_URL: openai.baseUrl,
+    });
+
+  it('uploads the prepared audio (never the caller’s URL) and maps utterances with speakers', async () => {
+    const h: Harness = await harness('dg-secret');
+    try {
+      const { key } = await h.account({ credits: 5 });
+      const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, language: 'en' }, key);
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({
+        provider: 'deepgram',
+        language: 'en',
+        durationSeconds: 6.2,
+        text: 'Good morning. Welcome back to the studio.',
+        segments: [
+          { index: 1, start: 0.32, end: 1.12, text: 'Good morning.', speaker: 'speaker_0' },
+          { index: 2, start: 3.1, end: 4.6, text: 'Welcome back to the studio.', speaker: 'speaker_1' },
+        ],
+        credits: { charged: 1 },
+      });
+      const sent = deepgram.requests.at(-1)!;
+      expect(sent).toMatchObject({ contentType: 'audio/mpeg', query: { model: 'nova-3', language: 'en', utterances: 'true', diarize: 'true' } });
+      expect(sent.bytes).toBeGreaterThan(1000);
+      expect(JSON.stringify(sent.query)).not.toContain(site.origin);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('fails over to the next provider when Deepgram refuses the key, and says nothing of it', async () => {
+    const h = await harness('dg-wrong-key');
+    try {
+      const { key } = await h.account({ credits: 5 });
+      const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().provider).toBe('openai');
+      expect(res.body).not.toContain('dg-wrong-key');
+    } finally {
+      await h.close();
+    }
+  });
+});
