@@ -4,7 +4,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 
 const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt'] as const;
-const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'deepgram', 'local'] as const;
+const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'deepgram', 'assemblyai', 'local'] as const;
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -40,6 +40,10 @@ const envSchema = z.object({
   DEEPGRAM_API_KEY: z.string().min(1).optional(),
   DEEPGRAM_BASE_URL: url.default('https://api.deepgram.com'),
   DEEPGRAM_MODEL: z.string().min(1).default('nova-3'),
+  /** AssemblyAI: key and API origin (the adapter adds /v2/...). */
+  ASSEMBLYAI_API_KEY: z.string().min(1).optional(),
+  ASSEMBLYAI_BASE_URL: url.default('https://api.assemblyai.com'),
+  ASSEMBLYAI_POLL_SECONDS: z.coerce.number().positive().max(60).default(3),
   /** Largest audio upload an OpenAI-compatible server accepts (OpenAI: 25 MB). */
   OPENAI_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
   PARSE_TIMEOUT_SECONDS: seconds(60),
@@ -84,6 +88,7 @@ export type Config = Readonly<{
   openai: Readonly<{ baseUrl: string; apiKey: string | null; model: string; maxUploadBytes: number }>;
   cobalt: Readonly<{ apiUrl: string | null; apiKey: string | null }>;
   deepgram: Readonly<{ apiKey: string | null; baseUrl: string; model: string }>;
+  assemblyai: Readonly<{ apiKey: string | null; baseUrl: string; pollIntervalMs: number }>;
   parseTimeoutMs: number;
   transcribeTimeoutMs: number;
   sweepIntervalMs: number;
@@ -119,8 +124,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (e.NODE_ENV === 'production' && !e.API_KEY_PEPPER) problems.push('API_KEY_PEPPER: required when NODE_ENV=production');
   if (e.PARSE_PROVIDERS.includes('cobalt') && !e.COBALT_API_URL) problems.push('COBALT_API_URL: required when PARSE_PROVIDERS includes cobalt');
   if (e.TRANSCRIBE_PROVIDERS?.includes('deepgram') && !e.DEEPGRAM_API_KEY) problems.push('DEEPGRAM_API_KEY: required when TRANSCRIBE_PROVIDERS includes deepgram');
+  if (e.TRANSCRIBE_PROVIDERS?.includes('assemblyai') && !e.ASSEMBLYAI_API_KEY) problems.push('ASSEMBLYAI_API_KEY: required when TRANSCRIBE_PROVIDERS includes assemblyai');
   // Unset: the hosted providers that are configured, else the offline recogniser if it is installed.
-  const configured = [...(e.OPENAI_API_KEY || env.OPENAI_BASE_URL ? ['openai'] : []), ...(e.DEEPGRAM_API_KEY ? ['deepgram'] : [])];
+  const configured = [...(e.OPENAI_API_KEY || env.OPENAI_BASE_URL ? ['openai'] : []), ...(e.DEEPGRAM_API_KEY ? ['deepgram'] : []), ...(e.ASSEMBLYAI_API_KEY ? ['assemblyai'] : [])];
   const transcribeProviders =
     e.TRANSCRIBE_PROVIDERS ?? (configured.length ? configured : onPath(e.POCKETSPHINX_PATH) ? ['local'] : []);
   if (problems.length) throw new ConfigError(problems);
@@ -144,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     cobalt: { apiUrl: e.COBALT_API_URL ?? null, apiKey: e.COBALT_API_KEY ?? null },
     deepgram: { apiKey: e.DEEPGRAM_API_KEY ?? null, baseUrl: e.DEEPGRAM_BASE_URL, model: e.DEEPGRAM_MODEL },
+    assemblyai: { apiKey: e.ASSEMBLYAI_API_KEY ?? null, baseUrl: e.ASSEMBLYAI_BASE_URL, pollIntervalMs: e.ASSEMBLYAI_POLL_SECONDS * 1000 },
     parseTimeoutMs: e.PARSE_TIMEOUT_SECONDS * 1000,
     transcribeTimeoutMs: e.TRANSCRIBE_TIMEOUT_SECONDS * 1000,
     sweepIntervalMs: e.SWEEP_INTERVAL_SECONDS * 1000,

@@ -3,6 +3,7 @@ import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
 import { CobaltParseProvider } from './parse/cobalt.adapter.js';
 import type { ParseProvider } from './parse/parse.types.js';
+import { AssemblyAiTranscriptionProvider } from './transcription/assemblyai.adapter.js';
 import { DeepgramTranscriptionProvider } from './transcription/deepgram.adapter.js';
 import { LocalTranscriptionProvider } from './transcription/local.adapter.js';
 import { OpenAiTranscriptionProvider } from './transcription/openai.adapter.js';
@@ -40,6 +41,13 @@ export function buildTranscriptionProviders(config: Config): TranscriptionProvid
           apiKey: config.deepgram.apiKey!,
           model: config.deepgram.model,
           timeoutMs: config.transcribeTimeoutMs,
+        });
+      case 'assemblyai':
+        return new AssemblyAiTranscriptionProvider({
+          baseUrl: config.assemblyai.baseUrl,
+          apiKey: config.assemblyai.apiKey!,
+          timeoutMs: config.transcribeTimeoutMs,
+          pollIntervalMs: config.assemblyai.pollIntervalMs,
         });
       case 'local':
         return new LocalTranscriptionProvider({
