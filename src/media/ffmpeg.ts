@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { isAbsolute } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { extname, isAbsolute, join } from 'node:path';
 
 /** Why a media file could not be used: it has no sound, cannot be read, or the tool ran out of time. */
 export class MediaError extends Error {
@@ -157,4 +158,36 @@ export async function extractAudio(
     }
     throw err;
   }
+}
+
+/**
+ * Cuts a local audio file into pieces of about `seconds` each (stream copy, so cuts fall on frame
+ * boundaries) and returns them in order with their own probed lengths.
+ */
+export async function splitAudio(
+  input: string,
+  outDir: string,
+  seconds: number,
+  opts: MediaRunOptions & { ffmpegPath?: string; ffprobePath?: string } = {},
+): Promise<{ path: string; durationSeconds: number }[]> {
+  const ext = extname(input) || '.mp3';
+  await runTool(
+    opts.ffmpegPath ?? process.env.FFMPEG_PATH ?? 'ffmpeg',
+    [
+      '-nostdin', '-hide_banner', '-loglevel', 'error', '-y',
+      ...INPUT_GUARDS,
+      '-i', localPath(input),
+      '-map', '0:a:0', '-c', 'copy', '-f', 'segment', '-segment_time', String(seconds), '-reset_timestamps', '1',
+      localPath(join(outDir, `piece-%04d${ext}`)),
+    ],
+    opts,
+    30 * 60_000,
+  );
+  const names = (await readdir(outDir)).filter((n) => n.startsWith('piece-')).sort();
+  const pieces = [];
+  for (const name of names) {
+    const path = join(outDir, name);
+    pieces.push({ path, durationSeconds: (await probeMedia(path, { ...opts })).durationSeconds });
+  }
+  return pieces;
 }

@@ -1,4 +1,7 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Config } from '../config.js';
+import { splitAudio } from '../media/ffmpeg.js';
 import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
 import { CobaltParseProvider } from './parse/cobalt.adapter.js';
@@ -34,6 +37,12 @@ export function buildTranscriptionProviders(config: Config): TranscriptionProvid
           model: config.openai.model,
           timeoutMs: config.transcribeTimeoutMs,
           maxUploadBytes: config.openai.maxUploadBytes,
+          // Pieces go beside the prepared audio, in the task's own temporary folder.
+          split: async (audioPath, seconds, signal) => {
+            const dir = join(dirname(audioPath), 'pieces');
+            await mkdir(dir, { recursive: true });
+            return splitAudio(audioPath, dir, seconds, { signal, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+          },
         });
       case 'deepgram':
         return new DeepgramTranscriptionProvider({

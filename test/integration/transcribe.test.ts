@@ -128,6 +128,33 @@ describe('transcribe', () => {
     expect(await h.balance(accountId)).toEqual({ available: 1, held: 0 });
   });
 
+  it('splits audio longer than one upload, transcribes the pieces and stitches one time line', async () => {
+    const chunked = await startFakeOpenAi();
+    // 32 kbps mono MP3 is 4 kB a second: 100 kB is about 25 s, so 75 s needs four pieces.
+    const h2 = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: chunked.baseUrl, OPENAI_MAX_UPLOAD_BYTES: '100000' });
+    try {
+      const { key } = await h2.account({ credits: 5 });
+      const res = await h2.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(chunked.requests.length).toBeGreaterThanOrEqual(3);
+      expect(chunked.requests.every((r) => r.fileBytes <= 100_000)).toBe(true);
+      expect(body.durationSeconds).toBeGreaterThan(74);
+      expect(body.durationSeconds).toBeLessThan(77);
+      expect(body.credits.charged).toBe(2);
+      // One time line: indexes run on, times never go back, and the last cue ends near the end.
+      body.segments.forEach((s: { index: number; start: number; end: number }, i: number) => {
+        expect(s.index).toBe(i + 1);
+        if (i > 0) expect(s.start).toBeGreaterThanOrEqual(body.segments[i - 1].end - 0.001);
+      });
+      expect(body.segments.at(-1).end).toBeGreaterThan(70);
+      expect(readSrt((await h2.request('GET', `/api/transcriptions/${body.id}.srt`, { headers: { authorization: `Bearer ${key}` } })).body)).toHaveLength(body.segments.length);
+    } finally {
+      await h2.close();
+      await chunked.close();
+    }
+  });
+
   it('charges nothing and hides the upstream when the transcription server fails', async () => {
     const broken = await startFakeOpenAi({ apiKey: 'sk-other' });
     const h2 = await createHarness({

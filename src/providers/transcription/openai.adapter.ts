@@ -15,6 +15,39 @@ export interface OpenAiTranscriptionOptions {
   timeoutMs: number;
   /** OpenAI refuses uploads over 25 MiB; default 25 MiB. */
   maxUploadBytes?: number;
+  /** Cuts audio into pieces of about `seconds` each; without it, audio over the cap is refused. */
+  split?: (audioPath: string, seconds: number, signal: AbortSignal) => Promise<AudioPiece[]>;
+}
+
+/** One piece of a longer audio file, and its own length. */
+export interface AudioPiece {
+  path: string;
+  durationSeconds: number;
+}
+
+/** Pieces of one long file transcribed at once: enough to cut the wait, few enough to respect rate limits. */
+const CHUNK_CONCURRENCY = 3;
+
+/** The pieces' transcripts as one: each piece's times shifted by the length of those before it. */
+function stitch(results: TranscriptResult[], pieces: AudioPiece[], request: TranscriptionRequest): TranscriptResult {
+  const segments: TranscriptSegment[] = [];
+  let offset = 0;
+  results.forEach((r, i) => {
+    const length = pieces[i].durationSeconds;
+    for (const s of r.segments) {
+      // A piece's cues cannot run past the piece: clamping keeps the joined time line in order.
+      const start = Math.min(s.start, length);
+      const end = Math.min(Math.max(s.end, start), length);
+      segments.push({ ...s, index: segments.length + 1, start: toMs(start + offset), end: toMs(end + offset) });
+    }
+    offset += pieces[i].durationSeconds;
+  });
+  return {
+    language: results.find((r) => r.language)?.language ?? request.language ?? null,
+    durationSeconds: toMs(offset),
+    text: results.map((r) => r.text).filter(Boolean).join(' '),
+    segments,
+  };
 }
 
 /** Whisper's language names (verbose_json, including its aliases) → ISO-639-1. */
@@ -88,12 +121,39 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
   /** Uploads the prepared audio file and maps the verbose_json answer onto a TranscriptResult. */
   async transcribe(request: TranscriptionRequest): Promise<TranscriptResult> {
     request.signal.throwIfAborted();
-    const size = await stat(request.audioPath).then(
+    const size = await this.sizeOf(request.audioPath);
+    if (size <= this.maxUploadBytes) return this.transcribeFile(request);
+    if (!this.options.split) {
+      throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload limit`);
+    }
+    // Longer than one upload: cut it into pieces under the cap (with a margin for frame
+    // boundaries), transcribe a few at a time, and lay the segments back on one time line.
+    const pieceSeconds = Math.max(10, Math.floor((request.durationSeconds * this.maxUploadBytes * 0.9) / size));
+    const pieces = await this.options.split(request.audioPath, pieceSeconds, request.signal);
+    const results: TranscriptResult[] = new Array(pieces.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < pieces.length) {
+        const i = next++;
+        results[i] = await this.transcribeFile({ ...request, audioPath: pieces[i].path, durationSeconds: pieces[i].durationSeconds });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CHUNK_CONCURRENCY, pieces.length) }, worker));
+    return stitch(results, pieces, request);
+  }
+
+  private async sizeOf(path: string): Promise<number> {
+    return stat(path).then(
       (s) => s.size,
       (err: unknown) => {
         throw new ProviderError(this.name, 'failed', 'the prepared audio file cannot be read', { cause: err });
       },
     );
+  }
+
+  /** One upload of one file. */
+  private async transcribeFile(request: TranscriptionRequest): Promise<TranscriptResult> {
+    const size = await this.sizeOf(request.audioPath);
     // Refuse before sending: the upstream would only answer 413 after the whole upload.
     if (size > this.maxUploadBytes) {
       throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload limit`);
