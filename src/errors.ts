@@ -53,7 +53,7 @@ export class ProviderError extends Error {
   constructor(
     readonly provider: string,
     /** What the failure means for the caller; the registry picks the caller-facing code from it. */
-    readonly kind: 'failed' | 'timeout' | 'no_media' | 'unavailable_content' | 'not_allowed' | 'too_large',
+    readonly kind: 'failed' | 'timeout' | 'no_media' | 'unavailable_content' | 'too_large' | 'circuit_open',
     message: string,
     options?: { cause?: unknown },
   ) {

@@ -11,6 +11,7 @@ import { TaskRunner } from './modules/jobs/task-runner.js';
 import { ParseService } from './modules/parse/parse.service.js';
 import { TranscriptionService } from './modules/transcription/transcription.service.js';
 import { GuardedHttpClient } from './net/guarded-client.js';
+import { CircuitBreakers } from './providers/circuit-breakers.js';
 import { buildParseProviders, buildTranscriptionProviders } from './providers/provider-registry.js';
 
 /** Everything a transport may call, built once per process. */
@@ -35,6 +36,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger): Serv
   const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
   const runner = new TaskRunner(ledger, log);
   const failoverLog = log.child({ component: 'providers' });
+  const breakers = new CircuitBreakers();
   return {
     config,
     log,
@@ -44,14 +46,18 @@ export function createServices(config: Config, orm: MikroORM, log: Logger): Serv
     jobs: new JobRepository(em),
     history: new CreditHistoryRepository(em),
     usage: new CreditUsageRepository(em),
-    parse: new ParseService({ config, runner, client, log: failoverLog, providers: buildParseProviders(config, client) }),
+    parse: new ParseService({ config, runner, client, log: failoverLog, breakers, providers: buildParseProviders(config, client) }),
     transcription: new TranscriptionService({
       config,
       runner,
       client,
       log: failoverLog,
+      breakers,
       providers: buildTranscriptionProviders(config),
     }),
-    close: () => client.close(),
+    close: async () => {
+      breakers.shutdown();
+      await client.close();
+    },
   };
 }

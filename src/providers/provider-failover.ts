@@ -1,4 +1,5 @@
 import { AppError, ProviderError, isAppError, type ErrorCode } from '../errors.js';
+import type { CircuitBreakers } from './circuit-breakers.js';
 
 /** How a provider's failure reads to a caller, most telling first. */
 const PRECEDENCE: Array<[ProviderError['kind'], ErrorCode]> = [
@@ -7,6 +8,7 @@ const PRECEDENCE: Array<[ProviderError['kind'], ErrorCode]> = [
   ['failed', 'PROVIDER_ERROR'],
   ['timeout', 'PROVIDER_TIMEOUT'],
   ['no_media', 'NO_MEDIA_FOUND'],
+  ['circuit_open', 'PROVIDER_UNAVAILABLE'],
 ];
 
 const MESSAGES: Partial<Record<ErrorCode, string>> = {
@@ -15,6 +17,7 @@ const MESSAGES: Partial<Record<ErrorCode, string>> = {
   PROVIDER_ERROR: 'Every configured provider failed.',
   PROVIDER_TIMEOUT: 'The providers did not answer in time.',
   INVALID_INPUT: 'The media is larger than the service accepts.',
+  PROVIDER_UNAVAILABLE: 'Every provider is paused after repeated failures; try again shortly.',
 };
 
 export interface FailoverLog {
@@ -31,6 +34,7 @@ export async function runWithFailover<P extends { name: string }, R>(
   signal: AbortSignal,
   log: FailoverLog,
   attempt: (provider: P) => Promise<R>,
+  breakers?: CircuitBreakers,
 ): Promise<{ provider: string; result: R }> {
   if (providers.length === 0) throw new AppError('PROVIDER_UNAVAILABLE', 'No provider is configured for this operation.');
   const kinds = new Set<ProviderError['kind']>();
@@ -40,7 +44,8 @@ export async function runWithFailover<P extends { name: string }, R>(
   for (const provider of providers) {
     if (signal.aborted) break;
     try {
-      return { provider: provider.name, result: await attempt(provider) };
+      const result = breakers ? await breakers.run(provider.name, () => attempt(provider)) : await attempt(provider);
+      return { provider: provider.name, result };
     } catch (err) {
       if (signal.aborted) break;
       if (isAppError(err)) throw err;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
+import type { CircuitBreakers } from '../../providers/circuit-breakers.js';
 import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
 import {
   PARSE_MODES,
@@ -46,6 +47,7 @@ export class ParseService {
       providers: readonly ParseProvider[];
       client: GuardedHttpClient;
       log: FailoverLog;
+      breakers?: CircuitBreakers;
     },
   ) {}
 
@@ -60,7 +62,7 @@ export class ParseService {
     }
     // Refuse a hostile URL before any credit is held; the client checks again at connect time.
     const url = (await this.deps.client.checkUrl(input.url)).toString();
-    const { config, runner, providers, log } = this.deps;
+    const { config, runner, providers, log, breakers } = this.deps;
     const outcome = await runner.run({
       principal,
       operation: 'PARSE',
@@ -68,7 +70,7 @@ export class ParseService {
       idempotency: idempotencyFor(options.idempotencyKey, 'PARSE', { url, mode, quality }),
       price: config.prices.parse,
       timeoutMs: config.parseTimeoutMs,
-      execute: ({ signal }) => runWithFailover(providers, signal, log, (p) => p.parse({ url, mode, quality, signal })),
+      execute: ({ signal }) => runWithFailover(providers, signal, log, (p) => p.parse({ url, mode, quality, signal }), breakers),
     });
     return {
       id: outcome.jobId,

@@ -7,6 +7,7 @@ import { AppError } from '../../errors.js';
 import { MediaError, extractAudio, probeMedia } from '../../media/ffmpeg.js';
 import { FetchError } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
+import type { CircuitBreakers } from '../../providers/circuit-breakers.js';
 import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
 import type { TranscriptResult, TranscriptionProvider } from '../../providers/transcription/transcription.types.js';
 import { requireMembership, requireScope } from '../access.js';
@@ -41,6 +42,7 @@ export class TranscriptionService {
       providers: readonly TranscriptionProvider[];
       client: GuardedHttpClient;
       log: FailoverLog;
+      breakers?: CircuitBreakers;
     },
   ) {}
 
@@ -81,7 +83,7 @@ export class TranscriptionService {
   }
 
   private async work(mediaUrl: string, language: string | null, held: number, ctx: TaskContext) {
-    const { config, client, providers, log } = this.deps;
+    const { config, client, providers, log, breakers } = this.deps;
     const dir = await mkdtemp(join(tmpdir(), 'mediagate-'));
     try {
       const source = join(dir, 'source');
@@ -91,8 +93,12 @@ export class TranscriptionService {
       await ctx.extendHold(this.price(probe.durationSeconds) - held);
       const audioPath = join(dir, 'audio.mp3');
       await media(() => extractAudio(source, audioPath, { signal: ctx.signal, ffmpegPath: config.ffmpegPath }));
-      const { provider, result } = await runWithFailover(providers, ctx.signal, log, (p) =>
-        p.transcribe({ audioPath, mediaUrl, language, durationSeconds: probe.durationSeconds, signal: ctx.signal }),
+      const { provider, result } = await runWithFailover(
+        providers,
+        ctx.signal,
+        log,
+        (p) => p.transcribe({ audioPath, mediaUrl, language, durationSeconds: probe.durationSeconds, signal: ctx.signal }),
+        breakers,
       );
       const transcript: TranscriptResult = {
         ...result,
