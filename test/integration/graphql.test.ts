@@ -75,6 +75,20 @@ describe('GraphQL account area', () => {
     expect(unknownScope.errors?.[0].extensions).toMatchObject({ code: 'INVALID_INPUT', details: { scopes: expect.any(String) } });
   });
 
+  it('turns introspection off in production unless enabled', async () => {
+    const prod = await createHarness({ NODE_ENV: 'production' });
+    try {
+      const { key } = await prod.account();
+      const res = await prod.gql('{ __schema { queryType { name } } }', {}, key);
+      expect(res.errors?.[0].extensions.code).toBe('INVALID_INPUT');
+      expect(res.errors?.[0].message).toMatch(/introspection/i);
+    } finally {
+      await prod.close();
+    }
+    const dev = await h.gql('{ __schema { queryType { name } } }', {}, (await h.account()).key);
+    expect(dev.data.__schema.queryType.name).toBe('Query');
+  });
+
   it('masks unexpected errors: no stack, no SQL', async () => {
     const { key } = await h.account();
     const orig = h.services.jobs.list.bind(h.services.jobs);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createServices, type Services } from '../../src/services.js';
@@ -35,7 +35,7 @@ export interface Harness {
 }
 
 /** Boots the real app (both doors, real database) with test configuration; requests go over loopback HTTP. */
-export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function createHarness(env: Record<string, string> = {}, logger: Logger = pino({ level: 'silent' })): Promise<Harness> {
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
@@ -45,7 +45,7 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
   });
   // After the configuration: a refused configuration leaves no database behind.
   const db = await createTestDatabase();
-  const services = createServices(config, db.orm, pino({ level: 'silent' }));
+  const services = createServices(config, db.orm, logger);
   const app = await buildApp({ services, orm: db.orm });
   // Real HTTP on loopback: the same parsers, limits and hooks a client meets.
   await app.listen({ host: '127.0.0.1', port: 0 });

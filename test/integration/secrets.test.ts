@@ -1,0 +1,53 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { createLogger, REDACT_PATHS } from '../../src/logger.js';
+import { createHarness } from '../support/harness.js';
+import { startFakeOpenAi } from '../fakes/openai.fake.js';
+import { startFakeSite } from '../fakes/site.fake.js';
+import { makeMedia } from '../support/media.js';
+
+describe('secrets', () => {
+  it('never reach the logs: not the API key, not a provider key, not on failure paths', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    // The service's own logger configuration, at its most talkative, writing into memory.
+    const logger = pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
+    const site = await startFakeSite();
+    site.file('/a.mp3', makeMedia({ seconds: 2 }), 'audio/mpeg');
+    const openai = await startFakeOpenAi({ apiKey: 'sk-the-right-one' });
+    const h = await createHarness(
+      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl, OPENAI_API_KEY: 'sk-provider-secret-1234' },
+      logger,
+    );
+    try {
+      const { key } = await h.account({ credits: 5 });
+      await h.rest('/api/parse', { url: `${site.origin}/missing` }, key);
+      await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/a.mp3` }, key); // the provider refuses our key
+      await h.rest('/api/parse', { url: 'https://x.example/' }, `${key.slice(0, -1)}Z`);
+      await h.gql('{ me { id } }', {}, key);
+    } finally {
+      await h.close();
+      await openai.close();
+      await site.close();
+    }
+    const log = lines.join('');
+    expect(log.length).toBeGreaterThan(1000);
+    expect(log).toContain('provider failed');
+    expect(log).not.toMatch(/mg_live_[0-9A-Za-z]{12}_[0-9A-Za-z]{10}/);
+    expect(log).not.toContain('sk-provider-secret-1234');
+  });
+
+  it('the logger censors authorization headers and key fields wherever they appear', () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write: (c, _e, d) => (lines.push(c.toString()), d()) });
+    const logger = pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
+    logger.info({ req: { headers: { authorization: 'Bearer mg_live_x' } }, apiKey: 'sk-1', nested: { key: 'k-2' } }, 'x');
+    expect(lines.join('')).not.toMatch(/mg_live_x|sk-1|k-2/);
+    expect(createLogger({ logLevel: 'silent' }).level).toBe('silent');
+  });
+});
