@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { parseAllowHosts } from './net/address-policy.js';
 
 const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt'] as const;
 const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'deepgram', 'assemblyai', 'local'] as const;
@@ -55,7 +56,22 @@ const envSchema = z.object({
   FETCH_ALLOW_HOSTS: z
     .string()
     .transform((s) => s.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean))
-    .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/, 'entries must be host:port')))
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/, 'entries must be host:port')
+          .refine((e) => Number(e.slice(e.lastIndexOf(':') + 1)) <= 65535, 'ports go up to 65535')
+          .refine((e) => {
+            try {
+              parseAllowHosts([e]);
+              return true;
+            } catch {
+              return false;
+            }
+          }, 'entries must be host:port with a valid host'),
+      ),
+    )
     .default([]),
   /** Largest page (HTML) the builtin parser reads. */
   PAGE_MAX_BYTES: z.coerce.number().int().positive().default(5 * 1024 * 1024),

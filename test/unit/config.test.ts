@@ -16,6 +16,12 @@ describe('configuration', () => {
     for (const name of ['PORT', 'PARSE_PROVIDERS', 'FETCH_ALLOW_HOSTS', 'OPENAI_BASE_URL', 'DATABASE_URL']) expect(problems).toContain(name);
   });
 
+  it('refuses allow-list entries that are not host:port', () => {
+    expect(() => loadConfig({ FETCH_ALLOW_HOSTS: 'media.local:99999' })).toThrow(/FETCH_ALLOW_HOSTS/);
+    expect(() => loadConfig({ FETCH_ALLOW_HOSTS: '[:::]:80' })).toThrow(/FETCH_ALLOW_HOSTS/);
+    expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), FETCH_ALLOW_HOSTS: 'Media.Local:8080, [::1]:9000' }).fetchAllowHosts).toEqual(['media.local:8080', '[::1]:9000']);
+  });
+
   it('requires a pepper in production and never invents one there', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/API_KEY_PEPPER/);
   });
