@@ -3,7 +3,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { AppError } from './errors.js';
 import type { GqlContext } from './graphql/context.js';
@@ -54,6 +54,23 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
 
   const limits = registerRateLimits(app, config);
   app.addHook('onClose', () => limits.close());
+
+  app.addHook('onResponse', async (req, reply) => {
+    services.metrics.httpRequests.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  app.get('/metrics', async (req, reply) => {
+    const token = config.metricsToken;
+    if (token) {
+      const given = Buffer.from(/^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '');
+      const expected = Buffer.from(token);
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new AppError('UNAUTHENTICATED', 'A valid metrics token is required.');
+    }
+    return reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
+  });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {

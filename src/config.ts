@@ -87,6 +87,8 @@ const envSchema = z.object({
   /** Requests per minute per API key, and per client address before authentication. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(600),
+  /** When set, GET /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Shares rate-limit counters between instances. */
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
 });
@@ -118,6 +120,7 @@ export type Config = Readonly<{
   pocketsphinxPath: string;
   rateLimits: Readonly<{ perKeyPerMinute: number; perIpPerMinute: number }>;
   redisUrl: string | null;
+  metricsToken: string | null;
 }>;
 
 export class ConfigError extends Error {
@@ -185,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     pocketsphinxPath: e.POCKETSPHINX_PATH,
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_MINUTE, perIpPerMinute: e.RATE_LIMIT_IP_PER_MINUTE },
     redisUrl: e.REDIS_URL ?? null,
+    metricsToken: e.METRICS_TOKEN ?? null,
     ...overrides,
   };
   return Object.freeze(config);

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { Metrics } from './metrics.js';
 import { AccountService } from './modules/accounts/account.service.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { CreditHistoryRepository } from './modules/credits/credit-history.repository.js';
@@ -18,6 +19,7 @@ import { buildParseProviders, buildTranscriptionProviders } from './providers/pr
 export interface Services {
   config: Config;
   log: Logger;
+  metrics: Metrics;
   accounts: AccountService;
   apiKeys: ApiKeyService;
   ledger: LedgerService;
@@ -34,12 +36,17 @@ export function createServices(config: Config, orm: MikroORM, log: Logger): Serv
   const em = () => orm.em.fork();
   const ledger = new LedgerService(em);
   const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
-  const runner = new TaskRunner(ledger, log);
+  const metrics = new Metrics();
+  const runner = new TaskRunner(ledger, log, (operation, outcome, charged) => {
+    metrics.tasks.inc({ operation, outcome });
+    if (charged) metrics.creditsCharged.inc({ operation }, charged);
+  });
   const failoverLog = log.child({ component: 'providers' });
   const breakers = new CircuitBreakers();
   return {
     config,
     log,
+    metrics,
     accounts: new AccountService(em, ledger),
     apiKeys: new ApiKeyService(em, config.apiKeyPepper),
     ledger,

@@ -31,6 +31,9 @@ export interface TaskLog {
   error(obj: object, msg: string): void;
 }
 
+/** Told how each task ended (metrics). */
+export type TaskObserver = (operation: JobOperation, outcome: string, charged: number) => void;
+
 /**
  * The life of one task: hold → work → capture, or hold → release on any failure. The job row and
  * the hold are written together, so if this process dies midway the sweeper finds the job past its
@@ -40,6 +43,7 @@ export class TaskRunner {
   constructor(
     private readonly ledger: LedgerService,
     private readonly log: TaskLog,
+    private readonly observe: TaskObserver = () => {},
   ) {}
 
   async run<R extends object>(opts: {
@@ -90,11 +94,16 @@ export class TaskRunner {
         // The hold stays until the sweeper releases it at the deadline; the caller still learns why.
         this.log.error({ err: releaseError, jobId }, 'could not release a failed task’s hold');
       }
+      this.observe(opts.operation, appError.code, 0);
       throw appError;
     }
     const settlement = await this.ledger.succeed(jobId, outcome.result as Record<string, unknown>, outcome.provider);
     // Null: the sweeper failed the job (deadline passed) and already released the hold.
-    if (!settlement) throw new AppError('PROVIDER_TIMEOUT');
+    if (!settlement) {
+      this.observe(opts.operation, 'PROVIDER_TIMEOUT', 0);
+      throw new AppError('PROVIDER_TIMEOUT');
+    }
+    this.observe(opts.operation, 'SUCCEEDED', settlement.charged);
     return { jobId, provider: outcome.provider, result: outcome.result, ...settlement, replayed: false };
   }
 
