@@ -50,6 +50,8 @@ const envSchema = z.object({
   PARSE_TIMEOUT_SECONDS: seconds(60),
   TRANSCRIBE_TIMEOUT_SECONDS: seconds(3600),
   SWEEP_INTERVAL_SECONDS: seconds(30),
+  /** Queued transcriptions one instance works at once. */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   PRICE_PARSE_CREDITS: z.coerce.number().int().min(0).default(1),
   PRICE_TRANSCRIBE_CREDITS_PER_MINUTE: z.coerce.number().int().min(0).default(1),
   /** host:port entries that caller URLs may reach although private or loopback. */
@@ -110,6 +112,7 @@ export type Config = Readonly<{
   parseTimeoutMs: number;
   transcribeTimeoutMs: number;
   sweepIntervalMs: number;
+  workerConcurrency: number;
   prices: Readonly<{ parse: number; transcribePerMinute: number }>;
   fetchAllowHosts: readonly string[];
   pageMaxBytes: number;
@@ -173,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     parseTimeoutMs: e.PARSE_TIMEOUT_SECONDS * 1000,
     transcribeTimeoutMs: e.TRANSCRIBE_TIMEOUT_SECONDS * 1000,
     sweepIntervalMs: e.SWEEP_INTERVAL_SECONDS * 1000,
+    workerConcurrency: e.WORKER_CONCURRENCY,
     prices: { parse: e.PRICE_PARSE_CREDITS, transcribePerMinute: e.PRICE_TRANSCRIBE_CREDITS_PER_MINUTE },
     fetchAllowHosts: e.FETCH_ALLOW_HOSTS,
     pageMaxBytes: e.PAGE_MAX_BYTES,

@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { migrate, openDatabase, type Database } from './db/database.js';
 import { createLogger } from './logger.js';
+import { JobQueue } from './modules/jobs/job-queue.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningServer {
@@ -19,7 +20,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const db = await openDatabase(config, { announce: true });
   const applied = await migrate(db.orm);
   if (applied.length) log.info({ migrations: applied }, 'database migrated');
-  const services = createServices(config, db.orm, log);
+  // Queued transcriptions: durable in PostgreSQL, worked by every serving instance.
+  const queue = new JobQueue(db.clientUrl, log);
+  await queue.start();
+  const services = createServices(config, db.orm, log, queue);
+  await queue.work((jobId) => services.transcription.runJob(jobId), config.workerConcurrency);
   const app = await buildApp({ services, orm: db.orm });
   const sweep = () =>
     services.ledger.sweepExpired().then(
@@ -43,6 +48,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     async stop() {
       clearInterval(sweeper);
       await app.close();
+      await queue.stop();
       await services.close();
       await db.close();
     },

@@ -7,7 +7,9 @@ import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { CreditHistoryRepository } from './modules/credits/credit-history.repository.js';
 import { CreditUsageRepository } from './modules/credits/credit-usage.repository.js';
 import { LedgerService } from './modules/credits/ledger.service.js';
+import type { JobQueue } from './modules/jobs/job-queue.js';
 import { JobRepository } from './modules/jobs/job.repository.js';
+import { JobService } from './modules/jobs/job.service.js';
 import { TaskRunner } from './modules/jobs/task-runner.js';
 import { ParseService } from './modules/parse/parse.service.js';
 import { TranscriptionService } from './modules/transcription/transcription.service.js';
@@ -24,6 +26,7 @@ export interface Services {
   apiKeys: ApiKeyService;
   ledger: LedgerService;
   jobs: JobRepository;
+  jobControl: JobService;
   history: CreditHistoryRepository;
   usage: CreditUsageRepository;
   parse: ParseService;
@@ -31,12 +34,13 @@ export interface Services {
   close(): Promise<void>;
 }
 
-export function createServices(config: Config, orm: MikroORM, log: Logger): Services {
+export function createServices(config: Config, orm: MikroORM, log: Logger, queue?: JobQueue): Services {
   // A fresh EntityManager for every unit of work: no identity map is shared between requests.
   const em = () => orm.em.fork();
   const ledger = new LedgerService(em);
   const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
   const metrics = new Metrics();
+  const jobs = new JobRepository(em);
   const runner = new TaskRunner(ledger, log, (operation, outcome, charged) => {
     metrics.tasks.inc({ operation, outcome });
     if (charged) metrics.creditsCharged.inc({ operation }, charged);
@@ -50,7 +54,8 @@ export function createServices(config: Config, orm: MikroORM, log: Logger): Serv
     accounts: new AccountService(em, ledger),
     apiKeys: new ApiKeyService(em, config.apiKeyPepper),
     ledger,
-    jobs: new JobRepository(em),
+    jobs,
+    jobControl: new JobService(jobs, runner),
     history: new CreditHistoryRepository(em),
     usage: new CreditUsageRepository(em),
     parse: new ParseService({ config, runner, client, log: failoverLog, breakers, providers: buildParseProviders(config, client) }),
@@ -60,6 +65,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger): Serv
       client,
       log: failoverLog,
       breakers,
+      queue,
       providers: buildTranscriptionProviders(config),
     }),
     close: async () => {

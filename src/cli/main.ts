@@ -6,6 +6,7 @@ import { migrate, openDatabase } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { startServer } from '../server.js';
+import { JobQueue } from '../modules/jobs/job-queue.js';
 import { createServices, type Services } from '../services.js';
 
 const program = new Command('mediagate')
@@ -85,6 +86,29 @@ program
     };
     process.on('SIGINT', () => void stop('SIGINT'));
     process.on('SIGTERM', () => void stop('SIGTERM'));
+  });
+
+program
+  .command('worker')
+  .description('work queued transcriptions without serving HTTP (serve works them too)')
+  .action(async () => {
+    const config = loadConfig();
+    const log = createLogger(config);
+    const db = await openDatabase(config);
+    await migrate(db.orm);
+    const queue = new JobQueue(db.clientUrl, log);
+    await queue.start();
+    const services = createServices(config, db.orm, log, queue);
+    await queue.work((jobId) => services.transcription.runJob(jobId), config.workerConcurrency);
+    log.info({ concurrency: config.workerConcurrency }, 'mediagate worker is waiting for queued transcriptions');
+    const stop = async () => {
+      await queue.stop();
+      await services.close();
+      await db.close();
+      process.exit(0);
+    };
+    process.on('SIGINT', () => void stop());
+    process.on('SIGTERM', () => void stop());
   });
 
 program

@@ -11,6 +11,8 @@ export const MIGRATIONS = [Migration20261122000000_initial];
 /** An open database: the ORM plus whatever embedded server backs it. */
 export interface Database {
   orm: MikroORM;
+  /** Where the database answers (the job queue connects there too). */
+  clientUrl: string;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -42,6 +44,7 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
   const orm = await initOrm(clientUrl, isEmbedded ? 1 : 10);
   return {
     orm,
+    clientUrl,
     embedded: isEmbedded,
     async close() {
       await orm.close(true);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { requireScope } from '../modules/access.js';
 import { requestContext } from '../modules/auth.js';
+import { toJobType } from '../modules/jobs/job.view.js';
 import { toSrt, toVtt } from '../modules/transcription/subtitles.js';
 import type { TranscriptSegment } from '../providers/transcription/transcription.types.js';
 import type { Services } from '../services.js';
@@ -25,9 +26,21 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
   app.post('/api/transcribe', { bodyLimit: REST_BODY_LIMIT }, async (req, reply) => {
     const principal = await ctx(req).principal();
     const format = negotiateFormat((req.query as Record<string, unknown>).format, req.headers.accept);
+    if (/\brespond-async\b/i.test(String(req.headers.prefer ?? ''))) {
+      // RFC 7240: answer at once with the job to poll.
+      const jobId = await services.transcription.start(principal, bodyObject(req.body));
+      const job = toJobType(await services.jobs.get(principal.accountId, jobId));
+      return reply.status(202).header('location', `/api/jobs/${jobId}`).header('preference-applied', 'respond-async').send(job);
+    }
     const result = await services.transcription.transcribe(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
     if (format === 'json') return result;
     return sendSubtitles(reply, format, result.segments);
+  });
+
+  app.get<{ Params: { id: string } }>('/api/jobs/:id', async (req) => {
+    const principal = await ctx(req).principal();
+    requireScope(principal, 'read');
+    return toJobType(await services.jobs.get(principal.accountId, req.params.id));
   });
 
   app.get<{ Params: { id: string; ext: string } }>('/api/transcriptions/:file', async (req, reply) => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { createServices, type Services } from '../../src/services.js';
 import { createTestDatabase } from './test-database.js';
 
@@ -35,7 +36,11 @@ export interface Harness {
 }
 
 /** Boots the real app (both doors, real database) with test configuration; requests go over loopback HTTP. */
-export async function createHarness(env: Record<string, string> = {}, logger: Logger = pino({ level: 'silent' })): Promise<Harness> {
+export async function createHarness(
+  env: Record<string, string> = {},
+  logger: Logger = pino({ level: 'silent' }),
+  options: { queue?: boolean } = {},
+): Promise<Harness> {
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
@@ -45,7 +50,11 @@ export async function createHarness(env: Record<string, string> = {}, logger: Lo
   });
   // After the configuration: a refused configuration leaves no database behind.
   const db = await createTestDatabase();
-  const services = createServices(config, db.orm, logger);
+  // The job queue (pg-boss) only where a test queues work: it adds its own schema and polling.
+  const queue = options.queue ? new JobQueue(db.clientUrl, logger) : undefined;
+  await queue?.start();
+  const services = createServices(config, db.orm, logger, queue);
+  await queue?.work((jobId) => services.transcription.runJob(jobId), 2);
   const app = await buildApp({ services, orm: db.orm });
   // Real HTTP on loopback: the same parsers, limits and hooks a client meets.
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -104,6 +113,7 @@ export async function createHarness(env: Record<string, string> = {}, logger: Lo
     },
     async close() {
       await app.close();
+      await queue?.stop();
       await services.close();
       await db.close();
     },

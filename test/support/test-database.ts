@@ -7,7 +7,7 @@ import { startEmbedded } from '../../src/db/embedded.js';
  * A fresh, migrated database for one test file: a new database on the PostgreSQL named by
  * DATABASE_URL (dropped afterwards), or an in-memory PGlite when it is unset.
  */
-export async function createTestDatabase(): Promise<Database & { clientUrl: string }> {
+export async function createTestDatabase(): Promise<Database> {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const embedded = await startEmbedded(null);

@@ -18,6 +18,8 @@ export interface OpenJobInput {
   deadlineAt: Date;
   idempotencyKey?: string | null;
   requestHash?: string | null;
+  /** QUEUED for work a queue worker picks up later; RUNNING (default) for work that starts now. */
+  status?: 'QUEUED' | 'RUNNING';
 }
 
 /** A job found by its idempotency key. */
@@ -87,7 +89,7 @@ export class LedgerService {
          returning available
        ), j as (
          insert into job (id, account_id, api_key_id, operation, status, input, hold_amount, deadline_at, started_at, idempotency_key, request_hash)
-         select ?, ?, ?, ?, 'RUNNING', ?::jsonb, ?, ?::timestamptz, now(), ?, ? from b
+         select ?, ?, ?, ?, ?, ?::jsonb, ?, ?::timestamptz, case when ? = 'RUNNING' then now() end, ?, ? from b
          returning id
        ), e as (
          insert into credit_entry (account_id, kind, amount, available_delta, held_delta, job_id)
@@ -97,8 +99,8 @@ export class LedgerService {
               (select available from credit_balance where account_id = ?) as before`,
       [
         j.amount, j.amount, j.accountId, j.amount,
-        j.jobId, j.accountId, j.apiKeyId, j.operation, JSON.stringify(j.input), j.amount, j.deadlineAt.toISOString(),
-        j.idempotencyKey ?? null, j.requestHash ?? null,
+        j.jobId, j.accountId, j.apiKeyId, j.operation, j.status ?? 'RUNNING', JSON.stringify(j.input), j.amount, j.deadlineAt.toISOString(),
+        j.status ?? 'RUNNING', j.idempotencyKey ?? null, j.requestHash ?? null,
         j.accountId, j.amount, -j.amount, j.amount,
         j.accountId,
       ],
@@ -178,6 +180,23 @@ export class LedgerService {
       [status, code, message.slice(0, 500), provider, jobId, jobId],
     );
     return row.released !== null;
+  }
+
+  /** QUEUED → RUNNING for the worker that picked the job; null when it was canceled or swept meanwhile. */
+  async markRunning(jobId: string): Promise<{ input: Record<string, unknown>; holdAmount: number; deadlineAt: Date } | null> {
+    const row = await this.one<{ input: Record<string, unknown>; hold_amount: string; deadline_at: string | Date } | undefined>(
+      `update job set status = 'RUNNING', started_at = now() where id = ? and status = 'QUEUED'
+       returning input, hold_amount, deadline_at`,
+      [jobId],
+    );
+    return row ? { input: row.input, holdAmount: Number(row.hold_amount), deadlineAt: new Date(row.deadline_at) } : null;
+  }
+
+  /** Progress of a running job, 0..1; ignored once the job is no longer running. */
+  async setProgress(jobId: string, progress: number): Promise<void> {
+    await this.em()
+      .getConnection()
+      .execute(`update job set progress = ? where id = ? and status = 'RUNNING' and progress < ?`, [progress, jobId, progress]);
   }
 
   /** Fails every open job past its deadline and releases its hold (a crashed worker's jobs too). */

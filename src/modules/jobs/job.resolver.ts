@@ -1,29 +1,9 @@
-import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
 import { requireScope } from '../access.js';
-import type { Job } from './job.entity.js';
 import { JobConnection, JobType } from './job.graphql.js';
-
-/** The public face of a job row. */
-export function toJobType(job: Job): JobType {
-  return {
-    id: job.id,
-    operation: job.operation,
-    status: job.status,
-    progress: job.progress,
-    input: job.input,
-    result: job.result,
-    error: job.errorCode ? { code: job.errorCode, message: job.errorMessage ?? '' } : null,
-    provider: job.provider,
-    creditsHeld: job.status === 'QUEUED' || job.status === 'RUNNING' ? job.holdAmount : 0,
-    creditsCharged: job.creditsCharged,
-    createdAt: job.createdAt,
-    startedAt: job.startedAt,
-    finishedAt: job.finishedAt,
-    deadlineAt: job.deadlineAt,
-  };
-}
+import { toJobType } from './job.view.js';
 
 /** Relay paging arguments. */
 @ArgsType()
@@ -39,6 +19,13 @@ export class JobResolver {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
     return toJobType(await ctx.services.jobs.get(principal.accountId, id));
+  }
+
+  @Mutation(() => JobType, { description: 'Cancel a queued or running job: its hold is released and nothing is charged. A finished job is returned as it is.' })
+  async cancelJob(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
+    const principal = await ctx.principal();
+    requireScope(principal, 'read');
+    return toJobType(await ctx.services.jobControl.cancel(principal.accountId, id));
   }
 
   @Query(() => JobConnection, { description: 'The caller’s jobs, newest first' })

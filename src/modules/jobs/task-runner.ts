@@ -9,6 +9,8 @@ export interface TaskContext {
   signal: AbortSignal;
   /** Raises the hold once the real price is known (402 if the account cannot cover it). */
   extendHold(extra: number): Promise<void>;
+  /** Reports progress, 0..1, on the job row (best effort). */
+  progress(value: number): Promise<void>;
 }
 
 export interface TaskOutcome<R> {
@@ -40,6 +42,9 @@ export type TaskObserver = (operation: JobOperation, outcome: string, charged: n
  * deadline and releases the hold: nothing is ever lost or charged for a failure.
  */
 export class TaskRunner {
+  /** Work running in this process, so a cancel can stop it. */
+  private readonly running = new Map<string, AbortController>();
+
   constructor(
     private readonly ledger: LedgerService,
     private readonly log: TaskLog,
@@ -81,10 +86,72 @@ export class TaskRunner {
       }
       throw err;
     }
-    const signal = AbortSignal.timeout(opts.timeoutMs);
+    return this.carryOut(jobId, opts.operation, opts.timeoutMs, opts.execute);
+  }
+
+  /**
+   * Opens a QUEUED job with its hold and returns its id; a queue worker carries it out later with
+   * `runQueued`. Nothing is charged until it succeeds.
+   */
+  async enqueue(opts: { principal: Principal; operation: JobOperation; input: Record<string, unknown>; price: number; timeoutMs: number }): Promise<string> {
+    const jobId = randomUUID();
+    await this.ledger.openJob({
+      jobId,
+      accountId: opts.principal.accountId,
+      apiKeyId: opts.principal.apiKeyId,
+      operation: opts.operation,
+      input: opts.input,
+      amount: opts.price,
+      deadlineAt: new Date(Date.now() + opts.timeoutMs),
+      status: 'QUEUED',
+    });
+    return jobId;
+  }
+
+  /** The worker's side of a queued job: claim it, carry it out under its own deadline, settle it. */
+  async runQueued<R extends object>(
+    jobId: string,
+    operation: JobOperation,
+    execute: (ctx: TaskContext, job: { input: Record<string, unknown>; holdAmount: number }) => Promise<{ provider: string; result: R }>,
+  ): Promise<void> {
+    const job = await this.ledger.markRunning(jobId);
+    // Canceled or swept before any worker got to it: nothing to do, its hold is already released.
+    if (!job) return;
+    try {
+      await this.carryOut(jobId, operation, Math.max(1, job.deadlineAt.getTime() - Date.now()), (ctx) => execute(ctx, job));
+    } catch {
+      // Already recorded on the job row (FAILED, with its code); a queued job has no caller waiting.
+    }
+  }
+
+  /** Cancels a QUEUED or RUNNING job: releases its hold and stops its work if it runs here. False when it had finished. */
+  async cancel(jobId: string): Promise<boolean> {
+    const canceled = await this.ledger.fail(jobId, 'CANCELED', 'CANCELED', 'Canceled by the caller.');
+    this.running.get(jobId)?.abort(new AppError('PROVIDER_TIMEOUT', 'Canceled by the caller.'));
+    return canceled;
+  }
+
+  /** Runs the work of an open job under its deadline, then captures, or releases on any failure. */
+  private async carryOut<R extends object>(
+    jobId: string,
+    operation: JobOperation,
+    timeoutMs: number,
+    execute: (ctx: TaskContext) => Promise<{ provider: string; result: R }>,
+  ): Promise<TaskOutcome<R>> {
+    const cancel = new AbortController();
+    this.running.set(jobId, cancel);
+    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), cancel.signal]);
     let outcome: { provider: string; result: R };
     try {
-      outcome = await untilAborted(opts.execute({ jobId, signal, extendHold: (n) => this.ledger.extendHold(jobId, n) }), signal);
+      outcome = await untilAborted(
+        execute({
+          jobId,
+          signal,
+          extendHold: (n) => this.ledger.extendHold(jobId, n),
+          progress: (p) => this.ledger.setProgress(jobId, p).catch(() => undefined),
+        }),
+        signal,
+      );
     } catch (err) {
       const appError = toAppError(err, signal);
       if (appError.code === 'INTERNAL_ERROR') this.log.error({ err, jobId }, 'task crashed');
@@ -94,16 +161,18 @@ export class TaskRunner {
         // The hold stays until the sweeper releases it at the deadline; the caller still learns why.
         this.log.error({ err: releaseError, jobId }, 'could not release a failed task’s hold');
       }
-      this.observe(opts.operation, appError.code, 0);
+      this.observe(operation, appError.code, 0);
       throw appError;
+    } finally {
+      this.running.delete(jobId);
     }
     const settlement = await this.ledger.succeed(jobId, outcome.result as Record<string, unknown>, outcome.provider);
-    // Null: the sweeper failed the job (deadline passed) and already released the hold.
+    // Null: the job was canceled, or the sweeper failed it at its deadline; either way its hold is released.
     if (!settlement) {
-      this.observe(opts.operation, 'PROVIDER_TIMEOUT', 0);
+      this.observe(operation, 'PROVIDER_TIMEOUT', 0);
       throw new AppError('PROVIDER_TIMEOUT');
     }
-    this.observe(opts.operation, 'SUCCEEDED', settlement.charged);
+    this.observe(operation, 'SUCCEEDED', settlement.charged);
     return { jobId, provider: outcome.provider, result: outcome.result, ...settlement, replayed: false };
   }
 

@@ -13,6 +13,7 @@ import type { TranscriptResult, TranscriptionProvider } from '../../providers/tr
 import { requireMembership, requireScope } from '../access.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { idempotencyFor } from '../jobs/idempotency.js';
+import type { JobQueue } from '../jobs/job-queue.js';
 import type { TaskContext, TaskRunner } from '../jobs/task-runner.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
 
@@ -43,6 +44,7 @@ export class TranscriptionService {
       client: GuardedHttpClient;
       log: FailoverLog;
       breakers?: CircuitBreakers;
+      queue?: JobQueue;
     },
   ) {}
 
@@ -51,16 +53,22 @@ export class TranscriptionService {
     return Math.max(1, Math.ceil(durationSeconds / 60)) * this.deps.config.prices.transcribePerMinute;
   }
 
-  async transcribe(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<TranscriptionResponse> {
+  /** Everything checked before any credit is held: input, scope, membership, URL, a provider. */
+  private async prepare(principal: Principal, rawInput: unknown): Promise<{ mediaUrl: string; language: string | null }> {
     const input = validate(transcribeInputSchema, dropNulls(rawInput as object));
     requireScope(principal, 'transcribe');
     requireMembership(principal);
     const mediaUrl = (await this.deps.client.checkUrl(input.mediaUrl)).toString();
-    const language = input.language ? input.language.split('-')[0].toLowerCase() : null;
-    const { config, runner } = this.deps;
-    if (config.transcribeProviders.length === 0) {
+    if (this.deps.config.transcribeProviders.length === 0) {
       throw new AppError('PROVIDER_UNAVAILABLE', 'No transcription provider is configured: set OPENAI_API_KEY or OPENAI_BASE_URL, or install pocketsphinx for the offline one.');
     }
+    return { mediaUrl, language: input.language ? input.language.split('-')[0].toLowerCase() : null };
+  }
+
+  /** Transcribes while the caller waits. */
+  async transcribe(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<TranscriptionResponse> {
+    const { mediaUrl, language } = await this.prepare(principal, rawInput);
+    const { config, runner } = this.deps;
     // The first minute is held up front; the rest once the media's length is known.
     const initial = this.price(0);
     const outcome = await runner.run({
@@ -82,17 +90,48 @@ export class TranscriptionService {
     };
   }
 
+  /** Queues a transcription and returns its job id at once; `runJob` carries it out on a worker. */
+  async start(principal: Principal, rawInput: unknown): Promise<string> {
+    const { mediaUrl, language } = await this.prepare(principal, rawInput);
+    const { config, runner, queue } = this.deps;
+    if (!queue) throw new AppError('PROVIDER_UNAVAILABLE', 'This instance runs no job queue.');
+    const jobId = await runner.enqueue({
+      principal,
+      operation: 'TRANSCRIBE',
+      input: { mediaUrl, language },
+      price: this.price(0),
+      timeoutMs: config.transcribeTimeoutMs,
+    });
+    try {
+      await queue.send(jobId);
+    } catch (err) {
+      // Never leave a hold behind a job no worker will see.
+      await runner.cancel(jobId);
+      throw err;
+    }
+    return jobId;
+  }
+
+  /** The queue worker's handler for one queued transcription. */
+  async runJob(jobId: string): Promise<void> {
+    await this.deps.runner.runQueued(jobId, 'TRANSCRIBE', (ctx, job) =>
+      this.work(String(job.input.mediaUrl), (job.input.language as string | null) ?? null, job.holdAmount, ctx),
+    );
+  }
+
   private async work(mediaUrl: string, language: string | null, held: number, ctx: TaskContext) {
     const { config, client, providers, log, breakers } = this.deps;
     const dir = await mkdtemp(join(tmpdir(), 'mediagate-'));
     try {
       const source = join(dir, 'source');
       await download(client, mediaUrl, source, config.mediaMaxBytes, ctx.signal);
+      await ctx.progress(0.2);
       const probe = await media(() => probeMedia(source, { signal: ctx.signal, ffprobePath: config.ffprobePath }));
       if (!probe.hasAudio) throw new AppError('NO_MEDIA_FOUND', 'The media has no audio track to transcribe.');
       await ctx.extendHold(this.price(probe.durationSeconds) - held);
       const audioPath = join(dir, 'audio.mp3');
       await media(() => extractAudio(source, audioPath, { signal: ctx.signal, ffmpegPath: config.ffmpegPath }));
+      await ctx.progress(0.3);
       const { provider, result } = await runWithFailover(
         providers,
         ctx.signal,

@@ -1,0 +1,22 @@
+import type { Job } from './job.entity.js';
+import type { JobType } from './job.graphql.js';
+
+/** The public face of a job row. */
+export function toJobType(job: Job): JobType {
+  return {
+    id: job.id,
+    operation: job.operation,
+    status: job.status,
+    progress: job.progress,
+    input: job.input,
+    result: job.result,
+    error: job.errorCode ? { code: job.errorCode, message: job.errorMessage ?? '' } : null,
+    provider: job.provider,
+    creditsHeld: job.status === 'QUEUED' || job.status === 'RUNNING' ? job.holdAmount : 0,
+    creditsCharged: job.creditsCharged,
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
+    deadlineAt: job.deadlineAt,
+  };
+}

@@ -1,0 +1,93 @@
+import { createHarness, type Harness } from '../support/harness.js';
+import { startFakeOpenAi } from '../fakes/openai.fake.js';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { makeMedia } from '../support/media.js';
+import { pino } from 'pino';
+
+describe('queued transcriptions (startTranscription, Prefer: respond-async, cancelJob)', () => {
+  let h: Harness;
+  let site: FakeSite;
+  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  beforeAll(async () => {
+    site = await startFakeSite();
+    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
+    // Media whose download never finishes: the job stays RUNNING until canceled.
+    site.route('/endless.mp3', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      res.write(Buffer.alloc(1000));
+    });
+    openai = await startFakeOpenAi();
+    h = await createHarness(
+      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
+      pino({ level: 'silent' }),
+      { queue: true },
+    );
+  });
+  afterAll(async () => {
+    await h.close();
+    await site.close();
+    await openai.close();
+  });
+
+  const JOB = `query($id: ID!) { job(id: $id) { id status progress creditsHeld creditsCharged error { code } result } }`;
+  const waitFor = async (key: string, id: string, done: (job: any) => boolean) => {
+    for (let i = 0; i < 150; i++) {
+      const job = (await h.gql(JOB, { id }, key)).data.job;
+      if (done(job)) return job;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`job ${id} did not reach the expected state`);
+  };
+
+  it('queues through GraphQL, holds at once, and charges on success', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const started = await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld operation } }`, { i: { mediaUrl: `${site.origin}/talk.mp3` } }, key);
+    expect(started.errors).toBeUndefined();
+    expect(started.data.startTranscription).toMatchObject({ operation: 'TRANSCRIBE', creditsHeld: 1 });
+    expect(['QUEUED', 'RUNNING']).toContain(started.data.startTranscription.status);
+    const job = await waitFor(key, started.data.startTranscription.id, (j) => j.status === 'SUCCEEDED' || j.status === 'FAILED');
+    expect(job).toMatchObject({ status: 'SUCCEEDED', progress: 1, creditsHeld: 0, creditsCharged: 2, error: null });
+    expect(job.result.segments.length).toBeGreaterThan(0);
+    expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
+    expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
+  });
+
+  it('answers Prefer: respond-async with 202, a Location to poll, and the job', async () => {
+    const { key } = await h.account({ credits: 5 });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key, { prefer: 'respond-async' });
+    expect(res.statusCode).toBe(202);
+    expect(res.headers['preference-applied']).toBe('respond-async');
+    const body = res.json();
+    expect(res.headers.location).toBe(`/api/jobs/${body.id}`);
+    await waitFor(key, body.id, (j) => j.status === 'SUCCEEDED');
+    const polled = await h.request('GET', res.headers.location, { headers: { authorization: `Bearer ${key}` } });
+    expect(polled.json()).toMatchObject({ id: body.id, status: 'SUCCEEDED', creditsCharged: 2 });
+    const srt = await h.request('GET', `/api/transcriptions/${body.id}.srt`, { headers: { authorization: `Bearer ${key}` } });
+    expect(srt.body).toMatch(/^1\n00:00:00,000 --> /);
+  });
+
+  it('cancels a running job: its hold is released, nothing is charged, and a finished job stays as it is', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const started = await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/endless.mp3` } }, key);
+    const id = started.data.startTranscription.id;
+    await waitFor(key, id, (j) => j.status === 'RUNNING');
+    expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
+    const canceled = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, key);
+    expect(canceled.data.cancelJob).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, error: { code: 'CANCELED' } });
+    expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
+    const again = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, key);
+    expect(again.data.cancelJob.status).toBe('CANCELED');
+    expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
+    const other = await h.account();
+    expect((await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, other.key)).errors?.[0].extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('refuses to queue without credits or membership, holding nothing', async () => {
+    const poor = await h.account({ credits: 0 });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, poor.key, { prefer: 'respond-async' });
+    expect(res.statusCode).toBe(402);
+    const nonMember = await h.account({ member: false });
+    const gql = await h.gql(`mutation { startTranscription(input: { mediaUrl: "${site.origin}/talk.mp3" }) { id } }`, {}, nonMember.key);
+    expect(gql.errors?.[0].extensions.code).toBe('MEMBERSHIP_REQUIRED');
+  });
+});
