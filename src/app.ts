@@ -10,6 +10,7 @@ import type { GqlContext } from './graphql/context.js';
 import { formatGraphqlError } from './graphql/errors.js';
 import { aliasLimit, depthLimit } from './graphql/limits.js';
 import { buildGraphqlSchema } from './graphql/schema.js';
+import { registerSubscriptions } from './graphql/websocket.js';
 import { requestContext } from './modules/auth.js';
 import { toErrorResponse } from './rest/error-body.js';
 import { registerRateLimits } from './rest/rate-limit.js';
@@ -82,8 +83,10 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     }
   });
 
+  const schema = await buildGraphqlSchema();
+  registerSubscriptions(app, schema, services);
   const apollo = new ApolloServer<GqlContext>({
-    schema: await buildGraphqlSchema(),
+    schema,
     formatError: formatGraphqlError(log),
     includeStacktraceInErrorResponses: false,
     introspection: config.graphql.introspection,

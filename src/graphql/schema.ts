@@ -1,3 +1,4 @@
+import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
 import { AccountResolver } from '../modules/accounts/account.resolver.js';
@@ -15,6 +16,9 @@ export function buildGraphqlSchema(): Promise<GraphQLSchema> {
     resolvers: [AccountResolver, ApiKeyResolver, CreditResolver, JobResolver, ParseResolver, TranscriptionResolver],
     // Inputs are validated by the services, identically for both doors.
     validate: false,
+    // jobUpdated reads the job rows itself (so it sees every instance's work); type-graphql still
+    // wants a PubSub for topic-based subscriptions, of which there are none yet.
+    pubSub: createPubSub(),
   });
   return cached;
 }

@@ -3,6 +3,8 @@ import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
 import { pino } from 'pino';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 
 describe('queued transcriptions (startTranscription, Prefer: respond-async, cancelJob)', () => {
   let h: Harness;
@@ -80,6 +82,37 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
     const other = await h.account();
     expect((await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, other.key)).errors?.[0].extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('streams a job’s changes over the jobUpdated subscription (graphql-ws), ending with its final state', async () => {
+    const { key } = await h.account({ credits: 5 });
+    const id = (await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/talk.mp3` } }, key)).data.startTranscription.id;
+    const client = createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0 });
+    const seen: Array<{ status: string; progress: number }> = [];
+    try {
+      await new Promise<void>((resolve, reject) => {
+        client.subscribe(
+          { query: `subscription($id: ID!) { jobUpdated(id: $id) { status progress creditsCharged } }`, variables: { id } },
+          { next: (msg) => void seen.push((msg.data as any).jobUpdated), error: reject, complete: resolve },
+        );
+      });
+      expect(seen.at(-1)).toEqual({ status: 'SUCCEEDED', progress: 1, creditsCharged: 2 });
+      const progress = seen.map((e) => e.progress);
+      expect([...progress].sort((a, b) => a - b)).toEqual(progress);
+      // Someone else's job, or no key: the subscription fails with the contract's codes.
+      const stranger = await h.account();
+      const strangerClient = createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${stranger.key}` }, retryAttempts: 0 });
+      const codes = await new Promise<unknown>((resolve) => {
+        strangerClient.subscribe(
+          { query: `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, variables: { id } },
+          { next: (msg) => resolve(msg.errors?.map((e) => e.extensions?.code)), error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e), complete: () => resolve('completed') },
+        );
+      });
+      expect(codes).toEqual(['NOT_FOUND']);
+      await strangerClient.dispose();
+    } finally {
+      await client.dispose();
+    }
   });
 
   it('refuses to queue without credits or membership, holding nothing', async () => {

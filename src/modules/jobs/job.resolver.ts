@@ -1,8 +1,9 @@
-import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
 import { requireScope } from '../access.js';
 import { JobConnection, JobType } from './job.graphql.js';
+import { watchJob } from './job-updates.js';
 import { toJobType } from './job.view.js';
 
 /** Relay paging arguments. */
@@ -26,6 +27,25 @@ export class JobResolver {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
     return toJobType(await ctx.services.jobControl.cancel(principal.accountId, id));
+  }
+
+  @Subscription(() => JobType, {
+    description: 'The job now, then each change of its status or progress, ending with its final state',
+    subscribe: async ({ args, context }) => {
+      const ctx = context as GqlContext;
+      const principal = await ctx.principal();
+      requireScope(principal, 'read');
+      const updates = watchJob(ctx.services.jobs, principal.accountId, String(args.id));
+      // The first read happens here, so an unknown id fails the subscription itself.
+      const first = await updates.next();
+      return (async function* () {
+        if (!first.done) yield toJobType(first.value);
+        for await (const job of updates) yield toJobType(job);
+      })();
+    },
+  })
+  jobUpdated(@Root() job: JobType, @Arg('id', () => ID) _id: string): JobType {
+    return job;
   }
 
   @Query(() => JobConnection, { description: 'The caller’s jobs, newest first' })

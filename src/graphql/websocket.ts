@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import type { GraphQLError, GraphQLSchema } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { randomUUID } from 'node:crypto';
+import { WebSocketServer } from 'ws';
+import { requestContext } from '../modules/auth.js';
+import type { Services } from '../services.js';
+import { formatGraphqlError } from './errors.js';
+
+/**
+ * Subscriptions (jobUpdated) over the graphql-ws protocol at the same /graphql path. The key comes
+ * in the connection's `Authorization` parameter, or the upgrade request's header for clients that
+ * can send one; errors carry the same codes as on HTTP.
+ */
+export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchema, services: Services): void {
+  const wsServer = new WebSocketServer({ server: app.server, path: '/graphql' });
+  const format = formatGraphqlError(services.log);
+  const formatAll = (errors: readonly GraphQLError[]) => errors.map((e) => format(e.toJSON(), e));
+  const cleanup = useServer(
+    {
+      schema,
+      context: (ctx) => {
+        const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
+        const fromParams = params.Authorization ?? params.authorization;
+        const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
+        return { ...requestContext(services.apiKeys, header, randomUUID()), services };
+      },
+      onError: (_ctx, _id, _payload, errors) => formatAll(errors),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
+    },
+    wsServer,
+  );
+  app.addHook('onClose', async () => {
+    await cleanup.dispose();
+    await new Promise<void>((resolve) => wsServer.close(() => resolve()));
+  });
+}
