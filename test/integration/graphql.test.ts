@@ -89,6 +89,17 @@ describe('GraphQL account area', () => {
     expect(dev.data.__schema.queryType.name).toBe('Query');
   });
 
+  it('answers queries over GET (GraphQL over HTTP) but never runs a mutation from a GET', async () => {
+    const { key, accountId } = await h.account();
+    const get = (q: string) => h.request('GET', `/graphql?query=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${key}` } });
+    const query = await get('{ me { id } }');
+    expect(query.statusCode).toBe(200);
+    expect(query.json().data.me.id).toBe(accountId);
+    const mutation = await get('mutation { createApiKey(name: "via-get") { key } }');
+    expect(mutation.statusCode).toBe(405);
+    expect((await h.services.apiKeys.list(accountId)).map((k) => k.name)).toEqual(['test']);
+  });
+
   it('masks unexpected errors: no stack, no SQL', async () => {
     const { key } = await h.account();
     const orig = h.services.jobs.list.bind(h.services.jobs);
