@@ -104,7 +104,7 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   await apollo.start();
   await app.register(fastifyApollo(apollo), {
     path: '/graphql',
-    context: async (req) => ({ ...requestContext(services.apiKeys, req.headers.authorization, req.id), services }),
+    context: async (req) => ({ ...requestContext(services.auth, req.headers.authorization, req.id), services }),
   });
 
   registerRestRoutes(app, services);

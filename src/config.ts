@@ -89,6 +89,10 @@ const envSchema = z.object({
   /** Requests per minute per API key, and per client address before authentication. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(600),
+  /** OpenID Connect sign-in for frontends: the issuer, the audience tokens must name, and (optional) the JWKS URL. */
+  OIDC_ISSUER: url.optional(),
+  OIDC_AUDIENCE: z.string().min(1).optional(),
+  OIDC_JWKS_URL: url.optional(),
   /** When set, GET /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Shares rate-limit counters between instances. */
@@ -124,6 +128,7 @@ export type Config = Readonly<{
   rateLimits: Readonly<{ perKeyPerMinute: number; perIpPerMinute: number }>;
   redisUrl: string | null;
   metricsToken: string | null;
+  oidc: Readonly<{ issuer: string; audience: string; jwksUrl: string | null }> | null;
 }>;
 
 export class ConfigError extends Error {
@@ -144,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const e = parsed.data;
   if (e.NODE_ENV === 'production' && !e.API_KEY_PEPPER) problems.push('API_KEY_PEPPER: required when NODE_ENV=production');
+  if (Boolean(e.OIDC_ISSUER) !== Boolean(e.OIDC_AUDIENCE)) problems.push('OIDC_ISSUER and OIDC_AUDIENCE: set both, or neither');
   if (e.PARSE_PROVIDERS.includes('cobalt') && !e.COBALT_API_URL) problems.push('COBALT_API_URL: required when PARSE_PROVIDERS includes cobalt');
   if (e.TRANSCRIBE_PROVIDERS?.includes('deepgram') && !e.DEEPGRAM_API_KEY) problems.push('DEEPGRAM_API_KEY: required when TRANSCRIBE_PROVIDERS includes deepgram');
   if (e.TRANSCRIBE_PROVIDERS?.includes('assemblyai') && !e.ASSEMBLYAI_API_KEY) problems.push('ASSEMBLYAI_API_KEY: required when TRANSCRIBE_PROVIDERS includes assemblyai');
@@ -193,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_MINUTE, perIpPerMinute: e.RATE_LIMIT_IP_PER_MINUTE },
     redisUrl: e.REDIS_URL ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,
+    oidc: e.OIDC_ISSUER && e.OIDC_AUDIENCE ? { issuer: e.OIDC_ISSUER, audience: e.OIDC_AUDIENCE, jwksUrl: e.OIDC_JWKS_URL ?? null } : null,
     ...overrides,
   };
   return Object.freeze(config);

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { Metrics } from './metrics.js';
 import { AccountService } from './modules/accounts/account.service.js';
+import { OidcVerifier } from './modules/accounts/oidc.verifier.js';
+import { Authenticator } from './modules/auth.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { CreditHistoryRepository } from './modules/credits/credit-history.repository.js';
 import { CreditUsageRepository } from './modules/credits/credit-usage.repository.js';
@@ -24,6 +26,7 @@ export interface Services {
   metrics: Metrics;
   accounts: AccountService;
   apiKeys: ApiKeyService;
+  auth: Authenticator;
   ledger: LedgerService;
   jobs: JobRepository;
   jobControl: JobService;
@@ -40,6 +43,8 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
   const ledger = new LedgerService(em);
   const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
   const metrics = new Metrics();
+  const accounts = new AccountService(em, ledger);
+  const apiKeys = new ApiKeyService(em, config.apiKeyPepper);
   const jobs = new JobRepository(em);
   const runner = new TaskRunner(ledger, log, (operation, outcome, charged) => {
     metrics.tasks.inc({ operation, outcome });
@@ -51,8 +56,9 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
     config,
     log,
     metrics,
-    accounts: new AccountService(em, ledger),
-    apiKeys: new ApiKeyService(em, config.apiKeyPepper),
+    accounts,
+    apiKeys,
+    auth: new Authenticator(apiKeys, config.oidc ? { verifier: new OidcVerifier(config.oidc), accounts } : null),
     ledger,
     jobs,
     jobControl: new JobService(jobs, runner),

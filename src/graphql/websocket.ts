@@ -23,7 +23,7 @@ export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchem
         const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
         const fromParams = params.Authorization ?? params.authorization;
         const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
-        return { ...requestContext(services.apiKeys, header, randomUUID()), services };
+        return { ...requestContext(services.auth, header, randomUUID()), services };
       },
       onError: (_ctx, _id, _payload, errors) => formatAll(errors),
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),

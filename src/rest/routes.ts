@@ -16,7 +16,7 @@ export const REST_BODY_LIMIT = 16 * 1024;
  * the same request context, so auth, validation, credits and results cannot differ between doors.
  */
 export function registerRestRoutes(app: FastifyInstance, services: Services): void {
-  const ctx = (req: FastifyRequest) => requestContext(services.apiKeys, req.headers.authorization, req.id);
+  const ctx = (req: FastifyRequest) => requestContext(services.auth, req.headers.authorization, req.id);
 
   app.post('/api/parse', { bodyLimit: REST_BODY_LIMIT }, async (req) => {
     const principal = await ctx(req).principal();

@@ -14,6 +14,7 @@ export class Migration20261122000000_initial extends Migration {
         name text not null check (length(name) between 1 and 200),
         email text null,
         roles text[] not null default '{}',
+        oidc_subject text null unique,
         created_at timestamptz not null default now()
       );`);
     this.addSql(`

@@ -9,7 +9,7 @@ export type AccountRole = (typeof ACCOUNT_ROLES)[number];
 /** A paying customer: owns keys, a membership, a credit balance and jobs. */
 @Entity({ tableName: 'account' })
 export class Account {
-  [OptionalProps]?: 'id' | 'email' | 'roles' | 'createdAt';
+  [OptionalProps]?: 'id' | 'email' | 'roles' | 'oidcSubject' | 'createdAt';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -22,6 +22,10 @@ export class Account {
 
   @Property({ type: ArrayType })
   roles: AccountRole[] = [];
+
+  /** `issuer|sub` of the OpenID Connect identity that signs in as this account, if any. */
+  @Property({ type: 'text', nullable: true, unique: true })
+  oidcSubject: string | null = null;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

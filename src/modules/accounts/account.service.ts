@@ -1,5 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
+import { API_KEY_SCOPES, type Principal } from '../api-keys/api-key.service.js';
+import type { OidcIdentity } from './oidc.verifier.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../../graphql/connection.js';
 import type { LedgerService } from '../credits/ledger.service.js';
 import { CreditBalance } from '../credits/credit-balance.entity.js';
@@ -112,6 +115,30 @@ export class AccountService {
         [...(cursor ? [cursor.createdAt.toISOString(), cursor.id] : []), size + 1],
       );
     return toPage(rows.map(toView), size, (a) => a);
+  }
+
+  /**
+   * The principal of a signed-in frontend user: the account linked to the identity, made on first
+   * sign-in (no credits, no membership), with every scope a key could have.
+   */
+  async principalForOidc(identity: OidcIdentity): Promise<Principal> {
+    const conn = this.em().getConnection();
+    await conn.execute(
+      `with a as (
+         insert into account (id, name, email, oidc_subject) values (?, ?, ?, ?)
+         on conflict (oidc_subject) do nothing returning id
+       )
+       insert into credit_balance (account_id) select id from a`,
+      [randomUUID(), identity.name ?? identity.email ?? 'Account', identity.email, identity.subject],
+    );
+    const rows = await conn.execute<{ id: string; roles: string[] | string; member: boolean }[]>(
+      `select a.id, a.roles, coalesce(m.status = 'active' and m.period_end > now(), false) as member
+         from account a left join membership m on m.account_id = a.id where a.oidc_subject = ?`,
+      [identity.subject],
+    );
+    const r = rows[0];
+    const roles = Array.isArray(r.roles) ? r.roles : r.roles.replace(/^\{|\}$/g, '').split(',').filter(Boolean);
+    return { accountId: r.id, apiKeyId: null, scopes: new Set(API_KEY_SCOPES), isMember: r.member, roles: new Set(roles), via: 'oidc' };
   }
 
   /** Starts or extends the membership to `until`. */

@@ -15,6 +15,8 @@ export interface Principal {
   isMember: boolean;
   /** The account's roles beyond an ordinary holder (analyst, admin). */
   roles: ReadonlySet<string>;
+  /** How the caller signed in: an API key, or a frontend's OpenID Connect token. */
+  via: 'api_key' | 'oidc';
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -93,6 +95,7 @@ export class ApiKeyService {
       scopes: new Set(toArray(row.scopes)),
       isMember: row.member,
       roles: new Set(toArray(row.roles)),
+      via: 'api_key',
     };
   }
 

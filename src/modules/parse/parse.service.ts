@@ -54,7 +54,8 @@ export class ParseService {
   async parse(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<ParseResponse> {
     const input = validate(parseInputSchema, dropNulls(rawInput as object));
     requireScope(principal, 'parse');
-    requireMembership(principal);
+    // With an API key the work needs a membership; a signed-in frontend user may use the free tier.
+    if (principal.via === 'api_key') requireMembership(principal);
     const mode = input.mode ?? 'auto';
     const quality = input.quality ?? (principal.isMember ? '1080' : '720');
     if (MEMBERS_ONLY_QUALITIES.has(quality) && !principal.isMember) {
