@@ -4,7 +4,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { parseAllowHosts } from './net/address-policy.js';
 
-const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt'] as const;
+const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt', 'ytdlp'] as const;
 const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'deepgram', 'assemblyai', 'local'] as const;
 
 const bool = z
@@ -86,6 +86,7 @@ const envSchema = z.object({
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
+  YTDLP_PATH: z.string().min(1).default('yt-dlp'),
   /** Requests per minute per API key, and per client address before authentication. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(600),
@@ -125,6 +126,7 @@ export type Config = Readonly<{
   ffmpegPath: string;
   ffprobePath: string;
   pocketsphinxPath: string;
+  ytdlpPath: string;
   rateLimits: Readonly<{ perKeyPerMinute: number; perIpPerMinute: number }>;
   redisUrl: string | null;
   metricsToken: string | null;
@@ -196,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,
     pocketsphinxPath: e.POCKETSPHINX_PATH,
+    ytdlpPath: e.YTDLP_PATH,
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_MINUTE, perIpPerMinute: e.RATE_LIMIT_IP_PER_MINUTE },
     redisUrl: e.REDIS_URL ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,

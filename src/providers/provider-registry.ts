@@ -5,6 +5,7 @@ import { splitAudio } from '../media/ffmpeg.js';
 import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
 import { CobaltParseProvider } from './parse/cobalt.adapter.js';
+import { YtdlpParseProvider } from './parse/ytdlp.adapter.js';
 import type { ParseProvider } from './parse/parse.types.js';
 import { AssemblyAiTranscriptionProvider } from './transcription/assemblyai.adapter.js';
 import { DeepgramTranscriptionProvider } from './transcription/deepgram.adapter.js';
@@ -18,6 +19,8 @@ export function buildParseProviders(config: Config, client: GuardedHttpClient): 
     switch (name) {
       case 'builtin':
         return new BuiltinParseProvider({ client, pageMaxBytes: config.pageMaxBytes });
+      case 'ytdlp':
+        return new YtdlpParseProvider({ path: config.ytdlpPath, allowHosts: config.fetchAllowHosts, timeoutMs: config.parseTimeoutMs });
       case 'cobalt':
         return new CobaltParseProvider({ apiUrl: config.cobalt.apiUrl!, apiKey: config.cobalt.apiKey, timeoutMs: config.parseTimeoutMs });
       default:

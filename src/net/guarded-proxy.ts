@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, isIP, type AddressInfo, type Socket } from 'node:net';
+import { isPublicAddress, parseAllowHosts } from './address-policy.js';
+
+/** A forward proxy for one external program's run, and what it refused. */
+export interface GuardedProxy {
+  /** `http://user:token@127.0.0.1:port`, for the program's --proxy option. */
+  url: string;
+  /** Targets refused because they are not public (host:port). */
+  refused: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Programs that fetch by themselves (yt-dlp) are pointed at this proxy, so every connection they
+ * make, redirects included, meets the same rules as the guarded client: the proxy resolves the
+ * name itself, refuses unless every address is public (or host:port is allow-listed), and connects
+ * to the address it checked. A random password keeps other local processes from using it.
+ */
+export async function startGuardedProxy(allowHosts: readonly string[]): Promise<GuardedProxy> {
+  const allowed = parseAllowHosts(allowHosts);
+  const token = randomBytes(16).toString('hex');
+  const expectedAuth = `Basic ${Buffer.from(`mediagate:${token}`).toString('base64')}`;
+  const refused: string[] = [];
+  const sockets = new Set<Socket>();
+
+  /** The address to connect to for host:port, or null when it may not be reached. */
+  const resolve = async (host: string, port: number): Promise<string | null> => {
+    const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+    const key = `${isIP(bare) === 6 ? `[${bare}]` : bare}:${port}`;
+    if (allowed.has(key)) return bare;
+    const addresses = isIP(bare) ? [bare] : (await lookup(bare, { all: true }).catch(() => [])).map((a) => a.address);
+    if (!addresses.length || addresses.some((a) => !isPublicAddress(a))) {
+      refused.push(key);
+      return null;
+    }
+    return addresses[0];
+  };
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.headers['proxy-authorization'] !== expectedAuth) return void res.writeHead(407).end();
+    let target: URL;
+    try {
+      target = new URL(req.url ?? '');
+    } catch {
+      return void res.writeHead(400).end();
+    }
+    if (target.protocol !== 'http:') return void res.writeHead(400).end();
+    const port = Number(target.port || 80);
+    void resolve(target.hostname, port).then((address) => {
+      if (!address) return void res.writeHead(403).end();
+      const headers = { ...req.headers };
+      delete headers['proxy-authorization'];
+      delete headers['proxy-connection'];
+      const upstream = httpRequest({ host: address, port, method: req.method, path: target.pathname + target.search, headers, setHost: false }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+  });
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => client.destroy());
+    if (req.headers['proxy-authorization'] !== expectedAuth) return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\n\r\n');
+    const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(req.url ?? '');
+    if (!m) return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+    void resolve(m[1], Number(m[2])).then((address) => {
+      if (!address) return void client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+      const upstream = connect(Number(m[2]), address, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        if (head.length) upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      sockets.add(upstream);
+      upstream.on('close', () => sockets.delete(upstream));
+      upstream.on('error', () => client.destroy());
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://mediagate:${token}@127.0.0.1:${port}`,
+    refused,
+    close: () =>
+      new Promise<void>((resolveClose) => {
+        for (const s of sockets) s.destroy();
+        server.closeAllConnections();
+        server.close(() => resolveClose());
+      }),
+  };
+}

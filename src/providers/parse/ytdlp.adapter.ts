@@ -1,0 +1,127 @@
+import { AppError, ProviderError } from '../../errors.js';
+import { MediaError, runTool } from '../../media/ffmpeg.js';
+import { startGuardedProxy } from '../../net/guarded-proxy.js';
+import { selectFormat } from './format-selection.js';
+import { mediaTypeOfExtension } from './media-types.js';
+import type { MediaFormat, ParseProvider, ParseRequest, ParseResult } from './parse.types.js';
+
+export interface YtdlpOptions {
+  /** The yt-dlp program (YTDLP_PATH). */
+  path: string;
+  /** FETCH_ALLOW_HOSTS, handed to the proxy yt-dlp must use. */
+  allowHosts: readonly string[];
+  timeoutMs: number;
+}
+
+/** The parts of `yt-dlp -J` this adapter reads. */
+interface YtdlpFormat {
+  url?: string;
+  ext?: string;
+  protocol?: string;
+  vcodec?: string | null;
+  acodec?: string | null;
+  width?: number | null;
+  height?: number | null;
+  abr?: number | null;
+  tbr?: number | null;
+  http_headers?: Record<string, string>;
+}
+interface YtdlpInfo extends YtdlpFormat {
+  title?: string;
+  uploader?: string;
+  channel?: string;
+  duration?: number;
+  upload_date?: string;
+  description?: string | null;
+  thumbnail?: string | null;
+  webpage_url_domain?: string;
+  extractor_key?: string;
+  formats?: YtdlpFormat[];
+}
+
+const UNAVAILABLE = /private video|video unavailable|has been removed|not available in your country|geo.?restrict|sign in to confirm your age|members.only|premieres in|is live|this live event/i;
+const NO_MEDIA = /unsupported url|no video formats found|unable to extract|no media found/i;
+
+/**
+ * yt-dlp (`-J`), which knows a thousand sites. It fetches by itself, so it is made to go through a
+ * guarded forward proxy: every connection it makes, redirects included, meets the same rules as
+ * ours, and a refusal there is the caller's URL_NOT_ALLOWED.
+ */
+export class YtdlpParseProvider implements ParseProvider {
+  readonly name = 'ytdlp';
+
+  constructor(private readonly options: YtdlpOptions) {}
+
+  async parse(request: ParseRequest): Promise<ParseResult> {
+    const proxy = await startGuardedProxy(this.options.allowHosts);
+    let info: YtdlpInfo;
+    try {
+      const out = await runTool(
+        this.options.path,
+        ['-J', '--no-playlist', '--no-warnings', '--ignore-config', '--socket-timeout', '15', '--proxy', proxy.url, '--', request.url],
+        { signal: request.signal, timeoutMs: this.options.timeoutMs },
+        this.options.timeoutMs,
+      );
+      info = JSON.parse(out) as YtdlpInfo;
+    } catch (err) {
+      if (request.signal.aborted) throw request.signal.reason;
+      if (proxy.refused.length) throw new AppError('URL_NOT_ALLOWED', 'The URL is not allowed: it leads to a private, loopback or reserved address.');
+      const message = err instanceof Error ? err.message : String(err);
+      if (err instanceof MediaError && err.kind === 'timeout') throw new ProviderError(this.name, 'timeout', 'yt-dlp did not finish in time');
+      if (UNAVAILABLE.test(message)) throw new ProviderError(this.name, 'unavailable_content', `yt-dlp: ${message}`);
+      if (NO_MEDIA.test(message)) throw new ProviderError(this.name, 'no_media', 'yt-dlp found no media at this URL.');
+      throw new ProviderError(this.name, 'failed', `yt-dlp: ${message}`);
+    } finally {
+      await proxy.close();
+    }
+    return this.toResult(info, request);
+  }
+
+  private toResult(info: YtdlpInfo, request: ParseRequest): ParseResult {
+    const raw = (info.formats?.length ? info.formats : [info]).filter((f) => f.url && /^https?:/.test(f.url));
+    const formats = raw.map(toFormat);
+    // A video-only stream is played or muxed with the best audio-only stream (highest bitrate).
+    const bitrate = (i: number) => raw[i].abr ?? raw[i].tbr ?? 0;
+    const audioIndexes = formats.map((f, i) => (f.kind === 'audio' ? i : -1)).filter((i) => i >= 0);
+    const best = audioIndexes.sort((a, b) => bitrate(b) - bitrate(a))[0];
+    const bestAudio = best === undefined ? null : formats[best];
+    for (const f of formats) if (f.kind === 'video' && !f.hasAudio && bestAudio) f.audio = bestAudio;
+    const playable = formats.filter((f) => f.kind !== 'image');
+    if (!playable.length) throw new ProviderError(this.name, 'no_media', 'yt-dlp found no direct media at this URL.');
+    const { media, alternatives } = selectFormat(this.name, playable, request.mode, request.quality);
+    return {
+      media,
+      alternatives,
+      items: [],
+      cover: info.thumbnail ? { url: info.thumbnail, width: null, height: null } : null,
+      metadata: {
+        title: info.title ?? null,
+        author: info.uploader ?? info.channel ?? null,
+        durationSeconds: typeof info.duration === 'number' ? info.duration : null,
+        publishedAt: /^\d{8}$/.test(info.upload_date ?? '') ? `${info.upload_date!.slice(0, 4)}-${info.upload_date!.slice(4, 6)}-${info.upload_date!.slice(6)}` : null,
+        description: info.description ?? null,
+        site: info.webpage_url_domain ?? new URL(request.url).hostname,
+      },
+    };
+  }
+}
+
+function toFormat(f: YtdlpFormat): MediaFormat {
+  const byExt = mediaTypeOfExtension(f.ext ?? null);
+  const noVideo = f.vcodec === 'none' || (byExt?.kind === 'audio' && !f.vcodec);
+  const noAudio = f.acodec === 'none';
+  const kind = noVideo ? 'audio' : byExt?.kind === 'image' ? 'image' : 'video';
+  const protocol = f.protocol ?? '';
+  const container = protocol.startsWith('m3u8') ? 'm3u8' : protocol.includes('dash') ? 'mpd' : (byExt?.container ?? f.ext ?? null);
+  return {
+    url: f.url!,
+    kind,
+    container,
+    width: kind === 'audio' ? null : (f.width ?? null),
+    height: kind === 'audio' ? null : (f.height ?? null),
+    hasAudio: kind === 'audio' || !noAudio,
+    hasVideo: kind === 'video',
+    expiresAt: null,
+    headers: f.http_headers && Object.keys(f.http_headers).length ? f.http_headers : null,
+  };
+}

@@ -1,0 +1,55 @@
+import { createHarness, type Harness } from '../support/harness.js';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { makeMedia } from '../support/media.js';
+
+/** The real yt-dlp program, made to fetch through the guarded proxy. */
+describe('parse through yt-dlp', () => {
+  let h: Harness;
+  let site: FakeSite;
+  let target: FakeSite;
+  beforeAll(async () => {
+    site = await startFakeSite();
+    target = await startFakeSite();
+    site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
+    site.page('/watch', `<html><head><title>Skate</title><meta property="og:title" content="Skate session"></head>
+      <body><video src="/clip.mp4" width="160" height="120"></video></body></html>`);
+    target.page('/secret', '<html><body><video src="/s.mp4"></video></body></html>');
+    site.route('/hop', (_req, res) => void res.writeHead(302, { location: `${target.origin}/secret` }).end());
+    h = await createHarness({ PARSE_PROVIDERS: 'ytdlp', FETCH_ALLOW_HOSTS: site.hostPort });
+  });
+  afterAll(async () => {
+    await h.close();
+    await site.close();
+    await target.close();
+  });
+
+  it('resolves a page with yt-dlp’s extractors and maps its formats and metadata', async () => {
+    const { key } = await h.account();
+    const res = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      provider: 'ytdlp',
+      media: { url: `${site.origin}/clip.mp4`, kind: 'video', container: 'mp4' },
+      metadata: { title: expect.stringContaining('Skate session'), site: site.hostPort },
+    });
+    expect(res.json().media.headers).toHaveProperty('Referer', `${site.origin}/watch`);
+  });
+
+  it('keeps yt-dlp behind the same rules: a redirect to a private address is refused and never reached', async () => {
+    const { key, accountId } = await h.account({ credits: 2 });
+    const before = target.connections;
+    const res = await h.rest('/api/parse', { url: `${site.origin}/hop` }, key);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('URL_NOT_ALLOWED');
+    expect(target.connections).toBe(before);
+    expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
+  });
+
+  it('says NO_MEDIA_FOUND for a page yt-dlp finds nothing on', async () => {
+    site.page('/empty', '<html><head><title>Nothing</title></head><body>text</body></html>');
+    const { key } = await h.account();
+    const res = await h.rest('/api/parse', { url: `${site.origin}/empty` }, key);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('NO_MEDIA_FOUND');
+  });
+});
