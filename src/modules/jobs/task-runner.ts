@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, isAppError } from '../../errors.js';
-import type { LedgerService } from '../credits/ledger.service.js';
+import type { LedgerService, OpenJobInput } from '../credits/ledger.service.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import type { JobOperation } from './job.entity.js';
 
@@ -67,17 +67,7 @@ export class TaskRunner {
       if (replay) return replay;
     }
     try {
-      await this.ledger.openJob({
-        jobId,
-        accountId: opts.principal.accountId,
-        apiKeyId: opts.principal.apiKeyId,
-        operation: opts.operation,
-        input: opts.input,
-        amount: opts.price,
-        deadlineAt: new Date(Date.now() + opts.timeoutMs),
-        idempotencyKey: idempotency?.key,
-        requestHash: idempotency?.requestHash,
-      });
+      await this.open(jobId, opts, { idempotencyKey: idempotency?.key, requestHash: idempotency?.requestHash });
     } catch (err) {
       // Lost a race with a twin request carrying the same key: answer as if it had come first.
       if (idempotency && isUniqueViolation(err)) {
@@ -95,7 +85,17 @@ export class TaskRunner {
    */
   async enqueue(opts: { principal: Principal; operation: JobOperation; input: Record<string, unknown>; price: number; timeoutMs: number }): Promise<string> {
     const jobId = randomUUID();
-    await this.ledger.openJob({
+    await this.open(jobId, opts, { status: 'QUEUED' });
+    return jobId;
+  }
+
+  /** The job row and its hold, in one statement (402 when the account cannot cover the price). */
+  private open(
+    jobId: string,
+    opts: { principal: Principal; operation: JobOperation; input: Record<string, unknown>; price: number; timeoutMs: number },
+    extra: Pick<OpenJobInput, 'idempotencyKey' | 'requestHash' | 'status'>,
+  ): Promise<unknown> {
+    return this.ledger.openJob({
       jobId,
       accountId: opts.principal.accountId,
       apiKeyId: opts.principal.apiKeyId,
@@ -103,9 +103,8 @@ export class TaskRunner {
       input: opts.input,
       amount: opts.price,
       deadlineAt: new Date(Date.now() + opts.timeoutMs),
-      status: 'QUEUED',
+      ...extra,
     });
-    return jobId;
   }
 
   /** The worker's side of a queued job: claim it, carry it out under its own deadline, settle it. */
