@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import type { GraphQLError, GraphQLSchema } from 'graphql';
+import { parse, specifiedRules, validate, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer } from 'ws';
 import { requestContext } from '../modules/auth.js';
 import type { Services } from '../services.js';
 import { formatGraphqlError } from './errors.js';
+import { aliasLimit, depthLimit } from './limits.js';
 
 /**
  * Subscriptions (jobUpdated) over the graphql-ws protocol at the same /graphql path. The key comes
@@ -24,6 +25,17 @@ export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchem
         const fromParams = params.Authorization ?? params.authorization;
         const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
         return { ...requestContext(services.auth, header, randomUUID()), services };
+      },
+      // The HTTP door's limits hold here too: depth, aliases and tokens.
+      onSubscribe: (_ctx, _id, payload) => {
+        let document;
+        try {
+          document = parse(payload.query, { maxTokens: services.config.graphql.maxTokens });
+        } catch (err) {
+          return [err as GraphQLError];
+        }
+        const errors = validate(schema, document, [...specifiedRules, depthLimit(services.config.graphql.maxDepth), aliasLimit(services.config.graphql.maxAliases)]);
+        return errors.length ? errors : undefined;
       },
       onError: (_ctx, _id, _payload, errors) => formatAll(errors),
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),

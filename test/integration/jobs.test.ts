@@ -109,6 +109,15 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
         );
       });
       expect(codes).toEqual(['NOT_FOUND']);
+      // The HTTP door's limits hold on the socket too (here: tokens; repeated fields are valid GraphQL).
+      const fields = Array.from({ length: 1100 }, () => 'status').join(' ');
+      const limited = await new Promise<unknown>((resolve) => {
+        strangerClient.subscribe(
+          { query: `subscription($id: ID!) { jobUpdated(id: $id) { ${fields} } }`, variables: { id } },
+          { next: () => resolve('next'), error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e), complete: () => resolve('completed') },
+        );
+      });
+      expect(limited).toEqual(['INVALID_INPUT']);
       await strangerClient.dispose();
     } finally {
       await client.dispose();
