@@ -124,6 +124,23 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     }
   });
 
+  it('stops the work of a job canceled from elsewhere (another instance wrote CANCELED on its row)', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    let closed = false;
+    site.route('/endless-2.mp3', (req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      res.write(Buffer.alloc(1000));
+      req.socket.on('close', () => void (closed = true));
+    });
+    const id = (await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/endless-2.mp3` } }, key)).data.startTranscription.id;
+    await waitFor(key, id, (j) => j.status === 'RUNNING');
+    // Straight to the ledger, as another instance's cancelJob would: this process's runner is not told.
+    expect(await h.services.ledger.fail(id, 'CANCELED', 'CANCELED', 'Canceled by the caller.')).toBe(true);
+    for (let i = 0; i < 50 && !closed; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(closed).toBe(true);
+    expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
+  });
+
   it('refuses to queue without credits or membership, holding nothing', async () => {
     const poor = await h.account({ credits: 0 });
     const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, poor.key, { prefer: 'respond-async' });

@@ -192,6 +192,12 @@ export class LedgerService {
     return row ? { input: row.input, holdAmount: Number(row.hold_amount), deadlineAt: new Date(row.deadline_at) } : null;
   }
 
+  /** A job's status now (null when there is no such job). */
+  async status(jobId: string): Promise<string | null> {
+    const row = await this.one<{ status: string } | undefined>(`select status from job where id = ?`, [jobId]);
+    return row?.status ?? null;
+  }
+
   /** Progress of a running job, 0..1; ignored once the job is no longer running. */
   async setProgress(jobId: string, progress: number): Promise<void> {
     await this.em()

@@ -49,6 +49,8 @@ export class TaskRunner {
     private readonly ledger: LedgerService,
     private readonly log: TaskLog,
     private readonly observe: TaskObserver = () => {},
+    /** How often a queued job's worker checks whether it was canceled elsewhere. */
+    private readonly cancelPollMs = 2000,
   ) {}
 
   async run<R extends object>(opts: {
@@ -116,10 +118,19 @@ export class TaskRunner {
     const job = await this.ledger.markRunning(jobId);
     // Canceled or swept before any worker got to it: nothing to do, its hold is already released.
     if (!job) return;
+    // A cancel may come through another instance: look at the row now and then, and stop if so.
+    const watch = setInterval(() => {
+      void this.ledger.status(jobId).then(
+        (status) => status !== 'RUNNING' && this.running.get(jobId)?.abort(new AppError('PROVIDER_TIMEOUT', 'Canceled by the caller.')),
+        () => undefined,
+      );
+    }, this.cancelPollMs);
     try {
       await this.carryOut(jobId, operation, Math.max(1, job.deadlineAt.getTime() - Date.now()), (ctx) => execute(ctx, job));
     } catch {
       // Already recorded on the job row (FAILED, with its code); a queued job has no caller waiting.
+    } finally {
+      clearInterval(watch);
     }
   }
 
