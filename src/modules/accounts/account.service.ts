@@ -1,3 +1,4 @@
+import { isUuid, textArray } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
@@ -58,7 +59,6 @@ function toView(r: ViewRow): AccountView {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Accounts and memberships: the operator's and the account area's side of the data. */
 export class AccountService {
@@ -97,7 +97,7 @@ export class AccountService {
 
   /** The account with its membership and balance, in one query (it serves `me` on every page load). */
   async view(accountId: string): Promise<AccountView> {
-    if (!UUID.test(accountId)) throw new AppError('NOT_FOUND', 'No such account.');
+    if (!isUuid(accountId)) throw new AppError('NOT_FOUND', 'No such account.');
     const rows = await this.em().getConnection().execute<ViewRow[]>(`${VIEW_SELECT} where a.id = ?`, [accountId]);
     if (!rows[0]) throw new AppError('NOT_FOUND', 'No such account.');
     return toView(rows[0]);
@@ -107,7 +107,7 @@ export class AccountService {
   async list(first: number | null | undefined, after: string | null | undefined): Promise<Page<AccountView>> {
     const size = pageSize(first);
     const cursor = after ? decodeCursor(after) : null;
-    if (cursor && !UUID.test(cursor.id)) throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
+    if (cursor && !isUuid(cursor.id)) throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
     const rows = await this.em()
       .getConnection()
       .execute<ViewRow[]>(
@@ -137,8 +137,7 @@ export class AccountService {
       [identity.subject],
     );
     const r = rows[0];
-    const roles = Array.isArray(r.roles) ? r.roles : r.roles.replace(/^\{|\}$/g, '').split(',').filter(Boolean);
-    return { accountId: r.id, apiKeyId: null, scopes: new Set(API_KEY_SCOPES), isMember: r.member, roles: new Set(roles), via: 'oidc' };
+    return { accountId: r.id, apiKeyId: null, scopes: new Set(API_KEY_SCOPES), isMember: r.member, roles: new Set(textArray(r.roles)), via: 'oidc' };
   }
 
   /** Starts or extends the membership to `until`. */

@@ -1,3 +1,4 @@
+import { isUuid, textArray } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../../errors.js';
 import { ApiKey } from './api-key.entity.js';
@@ -19,7 +20,6 @@ export interface Principal {
   via: 'api_key' | 'oidc';
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The same error for every way a key can be wrong, so a revoked key cannot be told from an unknown one. */
 export const unauthenticated = () => new AppError('UNAUTHENTICATED');
@@ -60,7 +60,7 @@ export class ApiKeyService {
   /** Revokes a key (idempotent). With `accountId`, only that account's keys are visible. */
   async revoke(keyId: string, accountId?: string): Promise<ApiKey> {
     const em = this.em();
-    const apiKey = UUID.test(keyId) ? await em.findOne(ApiKey, accountId ? { id: keyId, accountId } : { id: keyId }) : null;
+    const apiKey = isUuid(keyId) ? await em.findOne(ApiKey, accountId ? { id: keyId, accountId } : { id: keyId }) : null;
     if (!apiKey) throw new AppError('NOT_FOUND', 'No such API key.');
     if (!apiKey.revokedAt) {
       apiKey.revokedAt = new Date();
@@ -92,9 +92,9 @@ export class ApiKeyService {
     return {
       accountId: row.account_id,
       apiKeyId: row.id,
-      scopes: new Set(toArray(row.scopes)),
+      scopes: new Set(textArray(row.scopes)),
       isMember: row.member,
-      roles: new Set(toArray(row.roles)),
+      roles: new Set(textArray(row.roles)),
       via: 'api_key',
     };
   }
@@ -107,10 +107,4 @@ export class ApiKeyService {
       // Best effort: a missed timestamp must never fail a request.
     }
   }
-}
-
-function toArray(v: string[] | string): string[] {
-  if (Array.isArray(v)) return v;
-  // Raw queries may return the text form of a Postgres array.
-  return v.replace(/^\{|\}$/g, '').split(',').filter(Boolean);
 }

@@ -1,9 +1,9 @@
+import { isUuid } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeCursor, pageSize, toPage, type Page } from '../../graphql/connection.js';
 import { AppError } from '../../errors.js';
 import { Job } from './job.entity.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Reads of jobs, always within one account. */
 export class JobRepository {
@@ -11,7 +11,7 @@ export class JobRepository {
 
   /** One of the account's jobs; NOT_FOUND for anything else, so other accounts' ids reveal nothing. */
   async get(accountId: string, id: string): Promise<Job> {
-    const job = UUID.test(id) ? await this.em().findOne(Job, { id, accountId }) : null;
+    const job = isUuid(id) ? await this.em().findOne(Job, { id, accountId }) : null;
     if (!job) throw new AppError('NOT_FOUND', 'No such job.');
     return job;
   }
@@ -21,7 +21,7 @@ export class JobRepository {
     const where: Record<string, unknown> = { accountId };
     if (after) {
       const c = decodeCursor(after);
-      if (!UUID.test(c.id)) throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
+      if (!isUuid(c.id)) throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
       where.$or = [{ createdAt: { $lt: c.createdAt } }, { createdAt: c.createdAt, id: { $lt: c.id } }];
     }
     const rows = await this.em().find(Job, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: size + 1 });

@@ -121,7 +121,7 @@ export class TaskRunner {
     // A cancel may come through another instance: look at the row now and then, and stop if so.
     const watch = setInterval(() => {
       void this.ledger.status(jobId).then(
-        (status) => status !== 'RUNNING' && this.running.get(jobId)?.abort(new AppError('PROVIDER_TIMEOUT', 'Canceled by the caller.')),
+        (status) => status !== 'RUNNING' && this.running.get(jobId)?.abort(canceledByCaller()),
         () => undefined,
       );
     }, this.cancelPollMs);
@@ -137,7 +137,7 @@ export class TaskRunner {
   /** Cancels a QUEUED or RUNNING job: releases its hold and stops its work if it runs here. False when it had finished. */
   async cancel(jobId: string): Promise<boolean> {
     const canceled = await this.ledger.fail(jobId, 'CANCELED', 'CANCELED', 'Canceled by the caller.');
-    this.running.get(jobId)?.abort(new AppError('PROVIDER_TIMEOUT', 'Canceled by the caller.'));
+    this.running.get(jobId)?.abort(canceledByCaller());
     return canceled;
   }
 
@@ -211,6 +211,9 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
+
+/** What a canceled task's waiting caller hears: the contract has no code of its own for it. */
+const canceledByCaller = () => new AppError('PROVIDER_TIMEOUT', 'Canceled by the caller.');
 
 function toAppError(err: unknown, signal: AbortSignal): AppError {
   if (isAppError(err)) return err;
