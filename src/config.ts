@@ -77,6 +77,15 @@ const envSchema = z.object({
     .default([]),
   /** Largest page (HTML) the builtin parser reads. */
   PAGE_MAX_BYTES: z.coerce.number().int().positive().default(5 * 1024 * 1024),
+  /** Largest HLS playlist or DASH manifest the builtin parser reads. */
+  MANIFEST_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  /** Items of a multi-item post (gallery, playlist) listed at most; the rest are counted in itemsTotal. */
+  PARSE_MAX_ITEMS: z.coerce.number().int().min(1).max(500).default(50),
+  /** Bytes and seconds one ffprobe run may read and take when a parse probes media. */
+  PROBE_MAX_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
+  PROBE_TIMEOUT_SECONDS: seconds(10),
+  /** Formats probed at most per parse while looking for a silent one (mode mute). */
+  PROBE_MAX_CANDIDATES: z.coerce.number().int().min(0).max(20).default(3),
   /** Largest media file downloaded for transcription. */
   MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
   GRAPHQL_INTROSPECTION: bool.optional(),
@@ -121,6 +130,9 @@ export type Config = Readonly<{
   prices: Readonly<{ parse: number; transcribePerMinute: number }>;
   fetchAllowHosts: readonly string[];
   pageMaxBytes: number;
+  manifestMaxBytes: number;
+  parseMaxItems: number;
+  probe: Readonly<{ maxBytes: number; timeoutMs: number; maxCandidates: number }>;
   mediaMaxBytes: number;
   graphql: Readonly<{ introspection: boolean; maxDepth: number; maxAliases: number; maxTokens: number }>;
   ffmpegPath: string;
@@ -188,6 +200,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     prices: { parse: e.PRICE_PARSE_CREDITS, transcribePerMinute: e.PRICE_TRANSCRIBE_CREDITS_PER_MINUTE },
     fetchAllowHosts: e.FETCH_ALLOW_HOSTS,
     pageMaxBytes: e.PAGE_MAX_BYTES,
+    manifestMaxBytes: e.MANIFEST_MAX_BYTES,
+    parseMaxItems: e.PARSE_MAX_ITEMS,
+    probe: { maxBytes: e.PROBE_MAX_BYTES, timeoutMs: e.PROBE_TIMEOUT_SECONDS * 1000, maxCandidates: e.PROBE_MAX_CANDIDATES },
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
     graphql: {
       introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',

@@ -10,19 +10,39 @@ const num = { type: 'number' };
 
 const mediaFormat = {
   type: 'object',
-  required: ['url', 'kind', 'container', 'width', 'height', 'hasAudio', 'hasVideo', 'expiresAt', 'headers'],
+  required: ['url', 'kind', 'container', 'width', 'height', 'bitrate', 'codecs', 'durationSeconds', 'hasAudio', 'hasVideo', 'expiresAt', 'headers'],
   properties: {
     url: { type: 'string', format: 'uri' },
     kind: { type: 'string', enum: ['video', 'audio', 'image'] },
     container: nullable(str),
     width: nullable(int),
     height: nullable(int),
-    hasAudio: { type: 'boolean' },
+    bitrate: nullable({ type: 'integer', description: 'peak bits per second, when known' }),
+    codecs: nullable({ type: 'string', description: 'comma-separated codecs, when known' }),
+    durationSeconds: nullable(num),
+    hasAudio: nullable({ type: 'boolean', description: 'whether this URL carries sound; null when nothing says' }),
     hasVideo: { type: 'boolean' },
     expiresAt: nullable({ type: 'string', format: 'date-time' }),
     headers: nullable({ type: 'object', additionalProperties: str }),
     audio: nullable({ $ref: '#/components/schemas/MediaFormat' }),
   },
+};
+
+const cover = { type: 'object', required: ['url'], properties: { url: str, width: nullable(int), height: nullable(int) } };
+
+const parseItem = {
+  allOf: [
+    { $ref: '#/components/schemas/MediaFormat' },
+    {
+      type: 'object',
+      required: ['title', 'cover', 'alternatives'],
+      properties: {
+        title: nullable(str),
+        cover: nullable(cover),
+        alternatives: { type: 'array', items: { $ref: '#/components/schemas/MediaFormat' } },
+      },
+    },
+  ],
 };
 
 const credits = {
@@ -33,7 +53,7 @@ const credits = {
 
 const parseResponse = {
   type: 'object',
-  required: ['id', 'status', 'url', 'mode', 'quality', 'media', 'alternatives', 'items', 'cover', 'metadata', 'provider', 'credits'],
+  required: ['id', 'status', 'url', 'mode', 'quality', 'media', 'alternatives', 'items', 'itemsTotal', 'cover', 'metadata', 'provider', 'credits'],
   properties: {
     id: { type: 'string', description: 'job id' },
     status: { type: 'string', enum: ['SUCCEEDED'] },
@@ -42,8 +62,9 @@ const parseResponse = {
     quality: str,
     media: { $ref: '#/components/schemas/MediaFormat' },
     alternatives: { type: 'array', items: { $ref: '#/components/schemas/MediaFormat' } },
-    items: { type: 'array', items: { $ref: '#/components/schemas/MediaFormat' } },
-    cover: nullable({ type: 'object', required: ['url'], properties: { url: str, width: nullable(int), height: nullable(int) } }),
+    items: { type: 'array', items: { $ref: '#/components/schemas/ParseItem' }, description: 'multi-item posts: one entry per item' },
+    itemsTotal: { type: 'integer', description: 'items the post has (0 for a single media); more than items when capped' },
+    cover: nullable(cover),
     metadata: {
       type: 'object',
       properties: {
@@ -190,6 +211,7 @@ export function buildOpenApi(): Record<string, unknown> {
         ParseRequest: input(parseInputSchema),
         TranscribeRequest: input(transcribeInputSchema),
         MediaFormat: mediaFormat,
+        ParseItem: parseItem,
         Credits: credits,
         ParseResponse: parseResponse,
         TranscriptionResponse: transcriptionResponse,

@@ -93,20 +93,38 @@ function localPath(path: string): string {
   return path;
 }
 
+interface FfprobeStream {
+  codec_type?: string;
+  codec_name?: string;
+  duration?: string;
+  width?: number;
+  height?: number;
+}
 interface FfprobeJson {
-  format?: { duration?: string; format_name?: string };
-  streams?: { codec_type?: string; duration?: string }[];
+  format?: { duration?: string; format_name?: string; bit_rate?: string };
+  streams?: FfprobeStream[];
 }
 
-/** Duration and streams of a local media file (ffprobe). */
-export async function probeMedia(
-  path: string,
-  opts: MediaRunOptions & { ffprobePath?: string } = {},
-): Promise<MediaProbe> {
-  const file = localPath(path);
+/** Everything a probe tells about the streams of a media file. */
+export interface StreamFacts {
+  durationSeconds: number | null;
+  hasAudio: boolean;
+  hasVideo: boolean;
+  width: number | null;
+  height: number | null;
+  /** ffprobe's codec names of the video and audio streams, e.g. "h264,aac". */
+  codecs: string | null;
+  bitrate: number | null;
+  formatName: string;
+}
+
+/** Codecs ffprobe reports as video streams although they are pictures (cover art in audio files). */
+const PICTURE_CODECS = new Set(['mjpeg', 'png', 'bmp', 'gif', 'webp']);
+
+async function ffprobe(input: string, guards: string[], opts: MediaRunOptions & { ffprobePath?: string }): Promise<StreamFacts> {
   const stdout = await runTool(
     opts.ffprobePath ?? process.env.FFPROBE_PATH ?? 'ffprobe',
-    ['-v', 'error', ...INPUT_GUARDS, '-print_format', 'json', '-show_format', '-show_streams', file],
+    ['-v', 'error', ...guards, '-print_format', 'json', '-show_format', '-show_streams', input],
     opts,
     60_000,
   );
@@ -117,16 +135,48 @@ export async function probeMedia(
     throw new MediaError('unreadable', 'ffprobe printed something other than JSON', { cause: err });
   }
   const streams = info.streams ?? [];
+  if (!streams.length) throw new MediaError('unreadable', 'not a media file ffprobe can read');
   // Some containers only know the duration per stream ("N/A" on the format): take the longest.
   let duration = Number(info.format?.duration);
   if (!Number.isFinite(duration)) duration = Math.max(...streams.map((s) => Number(s.duration)).filter(Number.isFinite));
-  if (!streams.length || !Number.isFinite(duration)) throw new MediaError('unreadable', 'not a media file ffprobe can read');
+  const video = streams.find((s) => s.codec_type === 'video' && !PICTURE_CODECS.has(s.codec_name ?? ''));
+  const audio = streams.find((s) => s.codec_type === 'audio');
+  const bitrate = Number(info.format?.bit_rate);
   return {
-    durationSeconds: duration,
-    hasAudio: streams.some((s) => s.codec_type === 'audio'),
-    hasVideo: streams.some((s) => s.codec_type === 'video'),
+    durationSeconds: Number.isFinite(duration) && duration > 0 ? duration : null,
+    hasAudio: !!audio,
+    hasVideo: !!video,
+    width: video?.width || null,
+    height: video?.height || null,
+    codecs: [video?.codec_name, audio?.codec_name].filter(Boolean).join(',') || null,
+    bitrate: Number.isFinite(bitrate) && bitrate > 0 ? Math.round(bitrate) : null,
     formatName: info.format?.format_name ?? 'unknown',
   };
+}
+
+/** Duration and streams of a local media file (ffprobe). */
+export async function probeMedia(
+  path: string,
+  opts: MediaRunOptions & { ffprobePath?: string } = {},
+): Promise<MediaProbe> {
+  const facts = await ffprobe(localPath(path), INPUT_GUARDS, opts);
+  if (facts.durationSeconds === null) throw new MediaError('unreadable', 'not a media file ffprobe can read');
+  return { durationSeconds: facts.durationSeconds, hasAudio: facts.hasAudio, hasVideo: facts.hasVideo, formatName: facts.formatName };
+}
+
+/** Streams of a local media file, without requiring a known duration (a first HLS segment, a partial file). */
+export function probeLocalStreams(path: string, opts: MediaRunOptions & { ffprobePath?: string } = {}): Promise<StreamFacts> {
+  return ffprobe(localPath(path), INPUT_GUARDS, opts);
+}
+
+/**
+ * Streams of media served by the gateway's own loopback relay (net/probe-relay.ts), which fetches
+ * through the guarded client: ffprobe may speak plain HTTP to 127.0.0.1 and nothing else.
+ */
+export function probeRelayedStreams(relayUrl: string, opts: MediaRunOptions & { ffprobePath?: string } = {}): Promise<StreamFacts> {
+  if (!/^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}$/.test(relayUrl)) throw new MediaError('unreadable', 'only the loopback relay may be probed over HTTP');
+  // Bounded reads: the relay caps bytes; these keep ffprobe from analysing more than it needs.
+  return ffprobe(relayUrl, ['-protocol_whitelist', 'http,tcp', '-format_whitelist', FORMAT_WHITELIST, '-probesize', '2000000', '-analyzeduration', '5000000'], opts);
 }
 
 /** Writes the first audio track of `input` to `output` as mono MP3 (default 16 kHz, 32 kbit/s): small to upload, enough for speech. */

@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { isIP, isIPv6, type LookupFunction } from 'node:net';
-import { Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, buildConnector, request as undiciRequest, type Dispatcher } from 'undici';
 import { AppError } from '../errors.js';
@@ -34,6 +34,9 @@ export interface RequestOptions {
 
 /** A buffered response; url is the final URL after redirects, header names lower-case with values joined. */
 export interface GuardedResponse { url: string; status: number; headers: Record<string, string>; body: Buffer }
+
+/** An open response whose body is still to be read. */
+export interface GuardedStream { url: string; status: number; headers: Record<string, string>; body: Readable }
 
 /** What download() wrote. */
 export interface DownloadResult { url: string; status: number; headers: Record<string, string>; bytes: number }
@@ -122,6 +125,17 @@ export class GuardedHttpClient {
         chunks.push(chunk);
       }
       return { url: finalUrl, status: res.statusCode, headers, body: Buffer.concat(chunks) };
+    });
+  }
+
+  /**
+   * Opens a response and hands its body over unread, for relaying (the caller must read or destroy
+   * it). The address rules and the deadline apply as to every call; the byte cap is the caller's.
+   */
+  async open(url: string, options: RequestOptions = {}): Promise<GuardedStream> {
+    return this.withDeadline(options, async (signal) => {
+      const { res, finalUrl } = await this.follow(url, { ...options, maxBytes: Infinity, wantBody: undefined }, signal);
+      return { url: finalUrl, status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
     });
   }
 

@@ -5,6 +5,7 @@ import { splitAudio } from '../media/ffmpeg.js';
 import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
 import { CobaltParseProvider } from './parse/cobalt.adapter.js';
+import { MediaProber } from './parse/media-prober.js';
 import { YtdlpParseProvider } from './parse/ytdlp.adapter.js';
 import type { ParseProvider } from './parse/parse.types.js';
 import { AssemblyAiTranscriptionProvider } from './transcription/assemblyai.adapter.js';
@@ -18,9 +19,27 @@ export function buildParseProviders(config: Config, client: GuardedHttpClient): 
   return config.parseProviders.map((name) => {
     switch (name) {
       case 'builtin':
-        return new BuiltinParseProvider({ client, pageMaxBytes: config.pageMaxBytes });
+        return new BuiltinParseProvider({
+          client,
+          pageMaxBytes: config.pageMaxBytes,
+          manifestMaxBytes: config.manifestMaxBytes,
+          maxItems: config.parseMaxItems,
+          maxProbes: config.probe.maxCandidates,
+          prober: new MediaProber({
+            client,
+            ffprobePath: config.ffprobePath,
+            maxBytes: config.probe.maxBytes,
+            timeoutMs: config.probe.timeoutMs,
+            manifestMaxBytes: config.manifestMaxBytes,
+          }),
+        });
       case 'ytdlp':
-        return new YtdlpParseProvider({ path: config.ytdlpPath, allowHosts: config.fetchAllowHosts, timeoutMs: config.parseTimeoutMs });
+        return new YtdlpParseProvider({
+          path: config.ytdlpPath,
+          allowHosts: config.fetchAllowHosts,
+          timeoutMs: config.parseTimeoutMs,
+          maxItems: config.parseMaxItems,
+        });
       case 'cobalt':
         return new CobaltParseProvider({ apiUrl: config.cobalt.apiUrl!, apiKey: config.cobalt.apiKey, timeoutMs: config.parseTimeoutMs });
       default:

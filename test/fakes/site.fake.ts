@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -14,7 +15,10 @@ export interface FakeSite {
   hits: string[];
   route(path: string, handler: Handler): void;
   page(path: string, html: string): void;
+  /** Serves bytes, honouring a single `Range: bytes=…` (206 / 416), like a CDN would. */
   file(path: string, body: Buffer, contentType: string): void;
+  /** As `file`, with the bytes read once from `diskPath` now. */
+  fileFromDisk(path: string, diskPath: string, contentType: string): void;
   close(): Promise<void>;
 }
 
@@ -48,10 +52,10 @@ export async function startFakeSite(): Promise<FakeSite> {
       });
     },
     file(path, body, contentType) {
-      routes.set(path, (req, res) => {
-        res.writeHead(200, { 'content-type': contentType, 'content-length': body.length });
-        res.end(req.method === 'HEAD' ? undefined : body);
-      });
+      routes.set(path, (req, res) => serveBytes(req, res, body, contentType));
+    },
+    fileFromDisk(path, diskPath, contentType) {
+      site.file(path, readFileSync(diskPath), contentType);
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -60,4 +64,48 @@ export async function startFakeSite(): Promise<FakeSite> {
       }),
   };
   return site;
+}
+
+/**
+ * 200 with the whole body, or 206 with one range of it when the request asks for a satisfiable
+ * `bytes=a-b`, `bytes=a-` or `bytes=-n`; 416 when it asks for none of the body. A header that is
+ * not a single byte range is ignored (full 200), as RFC 9110 allows.
+ */
+function serveBytes(req: IncomingMessage, res: ServerResponse, body: Buffer, contentType: string): void {
+  const size = body.length;
+  const range = parseRange(req.headers.range, size);
+  const head = req.method === 'HEAD';
+  if (range === 'unsatisfiable') {
+    res.writeHead(416, { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes' }).end();
+    return;
+  }
+  if (!range) {
+    res.writeHead(200, { 'content-type': contentType, 'content-length': size, 'accept-ranges': 'bytes' });
+    res.end(head ? undefined : body);
+    return;
+  }
+  const [start, end] = range;
+  res.writeHead(206, {
+    'content-type': contentType,
+    'content-length': end - start + 1,
+    'content-range': `bytes ${start}-${end}/${size}`,
+    'accept-ranges': 'bytes',
+  });
+  res.end(head ? undefined : body.subarray(start, end + 1));
+}
+
+/** Inclusive [start, end] of a single byte range, null to ignore the header, or 'unsatisfiable'. */
+function parseRange(header: string | undefined, size: number): [number, number] | null | 'unsatisfiable' {
+  const m = header?.trim().match(/^bytes=(\d*)-(\d*)$/);
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    return [Math.max(0, size - suffix), size - 1];
+  }
+  const start = Number(m[1]);
+  const last = m[2] === '' ? Infinity : Number(m[2]);
+  if (last < start) return null; // a malformed spec: ignore the header
+  if (start >= size) return 'unsatisfiable';
+  return [start, Math.min(last, size - 1)];
 }

@@ -11,11 +11,16 @@ describe('parse through yt-dlp', () => {
     site = await startFakeSite();
     target = await startFakeSite();
     site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
+    site.file('/a.mp4', makeMedia({ seconds: 1, video: true }), 'video/mp4');
+    site.file('/b.mp4', makeMedia({ seconds: 1, video: true, audio: false }), 'video/mp4');
+    site.file('/c.mp4', makeMedia({ seconds: 1, video: true }), 'video/mp4');
+    site.page('/gallery', `<html><head><title>Three clips</title></head>
+      <body><video src="/a.mp4"></video><video src="/b.mp4"></video><video src="/c.mp4"></video></body></html>`);
     site.page('/watch', `<html><head><title>Skate</title><meta property="og:title" content="Skate session"></head>
       <body><video src="/clip.mp4" width="160" height="120"></video></body></html>`);
     target.page('/secret', '<html><body><video src="/s.mp4"></video></body></html>');
     site.route('/hop', (_req, res) => void res.writeHead(302, { location: `${target.origin}/secret` }).end());
-    h = await createHarness({ PARSE_PROVIDERS: 'ytdlp', FETCH_ALLOW_HOSTS: site.hostPort });
+    h = await createHarness({ PARSE_PROVIDERS: 'ytdlp', FETCH_ALLOW_HOSTS: site.hostPort, PARSE_MAX_ITEMS: '2' });
   });
   afterAll(async () => {
     await h.close();
@@ -43,6 +48,27 @@ describe('parse through yt-dlp', () => {
     expect(res.json().error.code).toBe('URL_NOT_ALLOWED');
     expect(target.connections).toBe(before);
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
+  });
+
+  it('turns a playlist (several videos on one page) into items, capped at PARSE_MAX_ITEMS with the rest counted', async () => {
+    const a = await h.account({ credits: 3 });
+    const rest = await h.rest('/api/parse', { url: `${site.origin}/gallery` }, a.key);
+    expect(rest.statusCode).toBe(200);
+    const body = rest.json();
+    expect(body.media.url).toBe(`${site.origin}/a.mp4`);
+    expect(body.items.map((i: { url: string }) => i.url)).toEqual([`${site.origin}/a.mp4`, `${site.origin}/b.mp4`]);
+    expect(body.itemsTotal).toBe(3);
+    expect(body.items[0]).toMatchObject({ kind: 'video', title: expect.any(String), alternatives: [] });
+    expect(body.credits).toEqual({ charged: 1, balance: 2 });
+    const b = await h.account({ credits: 3 });
+    const gql = await h.gql(
+      `mutation($input: ParseInput!) { parse(input: $input) { media { url } items { url kind title } itemsTotal credits { charged } } }`,
+      { input: { url: `${site.origin}/gallery` } },
+      b.key,
+    );
+    expect(gql.errors).toBeUndefined();
+    expect(gql.data.parse).toMatchObject({ media: { url: `${site.origin}/a.mp4` }, itemsTotal: 3, credits: { charged: 1 } });
+    expect(gql.data.parse.items.map((i: { url: string }) => i.url)).toEqual(body.items.map((i: { url: string }) => i.url));
   });
 
   it('says NO_MEDIA_FOUND for a page yt-dlp finds nothing on', async () => {

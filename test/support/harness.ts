@@ -5,7 +5,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { createServices, type Services } from '../../src/services.js';
-import { createTestDatabase } from './test-database.js';
+import { createTestDatabase, type TestDatabaseKind } from './test-database.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
 
@@ -39,7 +39,7 @@ export interface Harness {
 export async function createHarness(
   env: Record<string, string> = {},
   logger: Logger = pino({ level: 'silent' }),
-  options: { queue?: boolean } = {},
+  options: { queue?: boolean; database?: TestDatabaseKind } = {},
 ): Promise<Harness> {
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -49,7 +49,7 @@ export async function createHarness(
     ...env,
   });
   // After the configuration: a refused configuration leaves no database behind.
-  const db = await createTestDatabase();
+  const db = await createTestDatabase(options.database);
   // The job queue (pg-boss) only where a test queues work: it adds its own schema and polling.
   const queue = options.queue ? new JobQueue(db.clientUrl, logger) : undefined;
   await queue?.start();

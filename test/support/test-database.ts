@@ -3,12 +3,15 @@ import pg from 'pg';
 import { initOrm, migrate, type Database } from '../../src/db/database.js';
 import { startEmbedded } from '../../src/db/embedded.js';
 
+/** The databases a test can ask for: the one DATABASE_URL names (else embedded), or always embedded. */
+export type TestDatabaseKind = 'default' | 'embedded';
+
 /**
  * A fresh, migrated database for one test file: a new database on the PostgreSQL named by
- * DATABASE_URL (dropped afterwards), or an in-memory PGlite when it is unset.
+ * DATABASE_URL (dropped afterwards), or an in-memory PGlite when it is unset or asked for.
  */
-export async function createTestDatabase(): Promise<Database> {
-  const adminUrl = process.env.DATABASE_URL;
+export async function createTestDatabase(kind: TestDatabaseKind = 'default'): Promise<Database> {
+  const adminUrl = kind === 'embedded' ? undefined : process.env.DATABASE_URL;
   if (!adminUrl) {
     const embedded = await startEmbedded(null);
     const orm = await initOrm(embedded.clientUrl, 1);

@@ -8,7 +8,12 @@ export class MediaFormatType {
   @Field(() => String, { nullable: true }) container!: string | null;
   @Field(() => Int, { nullable: true }) width!: number | null;
   @Field(() => Int, { nullable: true }) height!: number | null;
-  @Field() hasAudio!: boolean;
+  @Field(() => Int, { nullable: true, description: 'Peak bits per second, when known' }) bitrate!: number | null;
+  @Field(() => String, { nullable: true, description: 'Codecs, comma-separated (RFC 6381 strings or ffprobe names), when known' })
+  codecs!: string | null;
+  @Field(() => Float, { nullable: true, description: 'Length in seconds, when known' }) durationSeconds!: number | null;
+  @Field(() => Boolean, { nullable: true, description: 'Whether this URL carries sound; null when nothing says (never a guess)' })
+  hasAudio!: boolean | null;
   @Field() hasVideo!: boolean;
   @Field(() => String, { nullable: true, description: 'ISO-8601; when the direct URL stops working' }) expiresAt!: string | null;
   @Field(() => JSONObject, { nullable: true, description: 'Request headers the URL needs' }) headers!: Record<string, string> | null;
@@ -21,6 +26,13 @@ export class CoverImageType {
   @Field() url!: string;
   @Field(() => Int, { nullable: true }) width!: number | null;
   @Field(() => Int, { nullable: true }) height!: number | null;
+}
+
+@ObjectType('ParseItem', { description: 'One item of a multi-item post (gallery or playlist): its chosen format with its own title, picture and other formats.' })
+export class ParseItemType extends MediaFormatType {
+  @Field(() => String, { nullable: true }) title!: string | null;
+  @Field(() => CoverImageType, { nullable: true }) cover!: CoverImageType | null;
+  @Field(() => [MediaFormatType]) alternatives!: MediaFormatType[];
 }
 
 @ObjectType('MediaMetadata')
@@ -48,7 +60,8 @@ export class ParseResultType {
   @Field() quality!: string;
   @Field(() => MediaFormatType) media!: MediaFormatType;
   @Field(() => [MediaFormatType]) alternatives!: MediaFormatType[];
-  @Field(() => [MediaFormatType]) items!: MediaFormatType[];
+  @Field(() => [ParseItemType], { description: 'Multi-item posts: one entry per item (empty for a single media)' }) items!: ParseItemType[];
+  @Field(() => Int, { description: 'Items the post has; more than items when the list was capped (PARSE_MAX_ITEMS)' }) itemsTotal!: number;
   @Field(() => CoverImageType, { nullable: true }) cover!: CoverImageType | null;
   @Field(() => MediaMetadataType) metadata!: MediaMetadataType;
   @Field() provider!: string;

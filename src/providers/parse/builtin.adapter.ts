@@ -1,23 +1,50 @@
 import iconv from 'iconv-lite';
-import { ProviderError } from '../../errors.js';
+import { AppError, ProviderError } from '../../errors.js';
 import { FetchError } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import { classifyDirectMedia } from './direct-media.js';
-import { selectFormat } from './format-selection.js';
+import { rankByQuality } from './format-selection.js';
+import { buildMedia, chooseItems, type ItemSource, type PictureSource } from './item-assembly.js';
+import { ManifestError, manifestKind, readDash, readHls, type ManifestReading } from './manifest.reader.js';
+import { applyProbe, type MediaProber } from './media-prober.js';
 import { extractPage } from './page-extractor.js';
-import type { ParseProvider, ParseRequest, ParseResult } from './parse.types.js';
+import type { CoverImage, MediaFormat, MediaMetadata, ParseProvider, ParseQuality, ParseRequest, ParseResult } from './parse.types.js';
 
 export interface BuiltinOptions {
   client: GuardedHttpClient;
   /** Largest page read, in bytes. */
   pageMaxBytes: number;
+  /** Largest HLS playlist or DASH manifest read, in bytes. */
+  manifestMaxBytes: number;
+  /** Items of a gallery listed at most. */
+  maxItems: number;
+  /** Formats probed at most while looking for a silent one. */
+  maxProbes: number;
+  prober: MediaProber;
 }
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+/** Manifests read per parse: a page naming more is hostile or broken, and the first ones decide. */
+const MAX_MANIFESTS = 4;
+
+const isManifest = (f: MediaFormat) => f.container === 'm3u8' || f.container === 'mpd';
+
+/** What the page (or the media URL itself) offers before a format is chosen. */
+interface Offer {
+  sources: ItemSource[];
+  pictures: PictureSource[];
+  cover: CoverImage | null;
+  metadata: MediaMetadata;
+  /** A manifest URL's own text, already read by the first GET. */
+  manifestText: { url: string; text: string } | null;
+  direct: boolean;
+}
 
 /**
  * The pure-Node provider: reads the page through the guarded client and takes what the page itself
- * declares (Open Graph, Twitter cards, JSON-LD, <video>/<audio>), or the URL itself when it is media.
+ * declares (Open Graph, Twitter cards, JSON-LD, <video>/<audio>), or the URL itself when it is
+ * media. HLS and DASH manifests are read into their variants; what nothing states (size, length,
+ * sound) is probed, within bounds.
  */
 export class BuiltinParseProvider implements ParseProvider {
   readonly name = 'builtin';
@@ -25,41 +52,169 @@ export class BuiltinParseProvider implements ParseProvider {
   constructor(private readonly options: BuiltinOptions) {}
 
   async parse(request: ParseRequest): Promise<ParseResult> {
-    const { client } = this.options;
-    // One GET: a page's body is read; a direct media link is recognised from its headers and its body left unread.
+    const { signal, mode, quality } = request;
+    const offer = await this.offer(request);
+    await this.expandManifests(offer, signal);
+    if (!offer.sources.length) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
+    const probed = new Set<string>();
+    if (mode === 'mute') await this.findSilent(offer.sources, quality, signal, probed);
+    const chosen = chooseItems(this.name, offer.sources, mode, quality);
+    const { source, selection } = chosen[0];
+    const media = selection.media;
+    const declaredDuration = media.durationSeconds ?? source.durationSeconds ?? (offer.sources.length === 1 ? offer.metadata.durationSeconds : null);
+    // A direct URL says nothing about itself; a page's pick may lack its size or length.
+    if (!probed.has(media.url) && (offer.direct || (media.kind === 'video' && media.height === null) || declaredDuration === null)) {
+      applyProbe(media, await this.options.prober.probe(media, signal));
+    }
+    const built = buildMedia(chosen, offer.pictures, mode, this.options.maxItems);
+    return {
+      ...built,
+      cover: offer.cover ?? source.cover,
+      metadata: { ...offer.metadata, durationSeconds: offer.metadata.durationSeconds ?? built.media.durationSeconds },
+    };
+  }
+
+  /** One GET: a page's body is read, a manifest's text too; a direct media file is recognised from its headers and left unread. */
+  private async offer(request: ParseRequest): Promise<Offer> {
+    const { client, pageMaxBytes } = this.options;
     const page = await this.call(() =>
       client.request(request.url, {
         signal: request.signal,
-        maxBytes: this.options.pageMaxBytes,
+        maxBytes: pageMaxBytes,
         headers: { accept: BROWSER_ACCEPT },
-        wantBody: (url, headers) => !classifyDirectMedia(headers['content-type'] ?? null, url),
+        wantBody: (url, headers) => {
+          const direct = classifyDirectMedia(headers['content-type'] ?? null, url);
+          return !direct || isManifest(direct);
+        },
       }),
     );
     const direct = classifyDirectMedia(page.headers['content-type'] ?? null, page.url);
     if (direct) {
       if (direct.kind === 'image') throw new ProviderError(this.name, 'no_media', 'The URL is an image, not video or audio.');
       return {
-        ...selectFormat(this.name, [direct], request.mode, request.quality),
-        items: [],
+        sources: [{ formats: [direct], title: null, cover: null, durationSeconds: null }],
+        pictures: [],
         cover: null,
         metadata: { title: null, author: null, durationSeconds: null, publishedAt: null, description: null, site: new URL(page.url).hostname },
+        manifestText: isManifest(direct) ? { url: direct.url, text: this.manifestText(page.body) } : null,
+        direct: true,
       };
     }
     const contentType = page.headers['content-type'] ?? '';
+    const text = decodeHtml(page.body, contentType);
+    // Servers label playlists text/plain or octet-stream as often as not: the text itself decides.
+    const kind = manifestKind(text);
+    if (kind && !/html/i.test(contentType)) {
+      const format = { ...classifyDirectMedia(kind === 'm3u8' ? 'application/vnd.apple.mpegurl' : 'application/dash+xml', page.url)!, url: page.url };
+      return {
+        sources: [{ formats: [format], title: null, cover: null, durationSeconds: null }],
+        pictures: [],
+        cover: null,
+        metadata: { title: null, author: null, durationSeconds: null, publishedAt: null, description: null, site: new URL(page.url).hostname },
+        manifestText: { url: page.url, text: this.manifestText(page.body) },
+        direct: true,
+      };
+    }
     if (!/html|xml/i.test(contentType) && contentType !== '') {
       throw new ProviderError(this.name, 'no_media', 'The URL is neither a web page nor media.');
     }
-    const extracted = extractPage(decodeHtml(page.body, contentType), page.url);
-    const playable = extracted.formats.filter((f) => f.kind !== 'image');
-    if (playable.length === 0) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
-    const { media, alternatives } = selectFormat(this.name, playable, request.mode, request.quality);
+    const extracted = extractPage(text, page.url);
     return {
-      media,
-      alternatives,
-      items: [],
+      sources: extracted.items,
+      pictures: extracted.pictures,
       cover: extracted.images[0] ?? null,
       metadata: extracted.metadata,
+      manifestText: null,
+      direct: false,
     };
+  }
+
+  private manifestText(body: Buffer): string {
+    if (body.length > this.options.manifestMaxBytes) {
+      throw new ProviderError(this.name, 'no_media', `The manifest is larger than the ${this.options.manifestMaxBytes} bytes the gateway reads.`);
+    }
+    return body.toString('utf8');
+  }
+
+  /**
+   * Replaces each HLS or DASH manifest by its variants and renditions, keeping the manifest itself
+   * as one more format (adaptive players want it). A manifest that cannot be read is dropped; when
+   * nothing else is left, its failure is the answer. A manifest pointing at non-public addresses
+   * is refused whole.
+   */
+  private async expandManifests(offer: Offer, signal: AbortSignal): Promise<void> {
+    let read = 0;
+    let failure: unknown = null;
+    for (const source of offer.sources) {
+      const expanded: MediaFormat[] = [];
+      for (const format of source.formats) {
+        if (!isManifest(format)) {
+          expanded.push(format);
+          continue;
+        }
+        if (read >= MAX_MANIFESTS) continue;
+        read += 1;
+        try {
+          const text = offer.manifestText?.url === format.url ? offer.manifestText.text : await this.fetchManifest(format.url, signal);
+          const reading = this.readManifest(text, format.url);
+          await this.checkAddresses(reading);
+          expanded.push(...reading.formats, { ...reading.manifest, height: reading.formats.length ? null : format.height });
+        } catch (err) {
+          if (err instanceof AppError || signal.aborted) throw err;
+          failure ??= err;
+        }
+      }
+      source.formats = expanded;
+    }
+    offer.sources = offer.sources.filter((s) => s.formats.length > 0);
+    if (!offer.sources.length && failure) throw failure;
+  }
+
+  private async fetchManifest(url: string, signal: AbortSignal): Promise<string> {
+    const { client, manifestMaxBytes } = this.options;
+    try {
+      const res = await this.call(() => client.request(url, { signal, maxBytes: manifestMaxBytes }));
+      return res.body.toString('utf8');
+    } catch (err) {
+      if (err instanceof ProviderError && err.kind === 'no_media' && err.cause instanceof FetchError && err.cause.kind === 'too_large') {
+        throw new ProviderError(this.name, 'no_media', `The manifest is larger than the ${manifestMaxBytes} bytes the gateway reads.`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  private readManifest(text: string, url: string): ManifestReading {
+    try {
+      const kind = manifestKind(text);
+      if (kind === 'm3u8') return readHls(text, url);
+      if (kind === 'mpd') return readDash(text, url);
+      throw new ManifestError('The URL is served as a playlist but is neither HLS nor DASH.');
+    } catch (err) {
+      if (err instanceof ManifestError) throw new ProviderError(this.name, 'no_media', err.message, { cause: err });
+      throw err;
+    }
+  }
+
+  /** Every variant and rendition a manifest names must be fetchable under the same rules as the manifest. */
+  private async checkAddresses(reading: ManifestReading): Promise<void> {
+    const origins = new Map<string, string>();
+    for (const f of [...reading.formats, ...reading.formats.flatMap((v) => (v.audio ? [v.audio] : []))]) {
+      const origin = new URL(f.url).origin;
+      if (!origins.has(origin)) origins.set(origin, f.url);
+    }
+    for (const url of origins.values()) await this.options.client.checkUrl(url);
+  }
+
+  /** Probes the best candidates whose sound nothing states, until one is known to be silent (bounded). */
+  private async findSilent(sources: ItemSource[], quality: ParseQuality, signal: AbortSignal, probed: Set<string>): Promise<void> {
+    const videos = sources.flatMap((s) => s.formats).filter((f) => f.kind === 'video');
+    if (videos.some((f) => f.hasAudio === false)) return;
+    const unknown = rankByQuality(videos.filter((f) => f.hasAudio === null && f.container !== 'mpd'), quality).slice(0, this.options.maxProbes);
+    const facts = await Promise.all(unknown.map((f) => this.options.prober.probe(f, signal)));
+    unknown.forEach((f, i) => {
+      probed.add(f.url);
+      applyProbe(f, facts[i]);
+    });
   }
 
   /** Maps the client's failures onto what they mean for the caller; URL_NOT_ALLOWED passes through. */

@@ -1,6 +1,6 @@
 import { ProviderError } from '../../errors.js';
 import { heightHint, mediaTypeOfExtension } from './media-types.js';
-import type { MediaFormat, MediaKind, ParseProvider, ParseRequest, ParseResult } from './parse.types.js';
+import { mediaFormat, type MediaFormat, type MediaKind, type ParseItem, type ParseProvider, type ParseRequest, type ParseResult } from './parse.types.js';
 
 export interface CobaltOptions {
   /** The instance's root, where cobalt answers `POST /` (COBALT_API_URL). */
@@ -38,15 +38,21 @@ export class CobaltParseProvider implements ParseProvider {
       case 'tunnel':
       case 'redirect': {
         const media = this.format(body.url, body.filename ?? null, request.mode === 'audio' ? 'audio' : 'video', request.mode);
-        return { media, alternatives: [], items: [], cover: null, metadata };
+        return { media, alternatives: [], items: [], itemsTotal: 0, cover: null, metadata };
       }
       case 'picker': {
-        const items = body.picker.map((p) => this.format(p.url, null, p.type === 'photo' ? 'image' : 'video', request.mode));
+        const items: ParseItem[] = body.picker.map((p) => ({
+          ...this.format(p.url, null, p.type === 'photo' ? 'image' : 'video', request.mode),
+          title: null,
+          cover: p.thumb ? { url: p.thumb, width: null, height: null } : null,
+          alternatives: [],
+        }));
         const audio = body.audio ? this.format(body.audio, body.audioFilename ?? null, 'audio', 'audio') : null;
-        const media = request.mode === 'audio' && audio ? audio : (items.find((i) => i.kind === 'video') ?? items[0]);
-        if (!media) throw new ProviderError(this.name, 'no_media', 'cobalt offered an empty picker');
+        const first = request.mode === 'audio' && audio ? audio : (items.find((i) => i.kind === 'video') ?? items[0]);
+        if (!first) throw new ProviderError(this.name, 'no_media', 'cobalt offered an empty picker');
+        const { title: _t, cover: _c, alternatives: _a, ...media } = first as ParseItem;
         const thumb = body.picker.find((p) => p.thumb)?.thumb;
-        return { media, alternatives: [], items, cover: thumb ? { url: thumb, width: null, height: null } : null, metadata };
+        return { media, alternatives: [], items, itemsTotal: items.length, cover: thumb ? { url: thumb, width: null, height: null } : null, metadata };
       }
       case 'error': {
         const code = String(body.error?.code ?? 'unknown');
@@ -102,16 +108,15 @@ export class CobaltParseProvider implements ParseProvider {
     let expiresAt: string | null = null;
     const exp = Number(URL.parse(url)?.searchParams.get('exp'));
     if (Number.isFinite(exp) && exp > 0) expiresAt = new Date(exp < 1e12 ? exp * 1000 : exp).toISOString();
-    return {
+    return mediaFormat({
       url,
       kind: actualKind,
       container: type?.container ?? null,
       width: dims ? Number(dims[1]) : null,
       height: dims ? Number(dims[2]) : actualKind === 'video' ? heightHint(filename) : null,
+      // cobalt merges the sound into a video unless asked to mute it, and a photo has none.
       hasAudio: actualKind === 'audio' || (actualKind === 'video' && mode !== 'mute'),
-      hasVideo: actualKind === 'video',
       expiresAt,
-      headers: null,
-    };
+    });
   }
 }

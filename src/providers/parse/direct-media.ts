@@ -1,5 +1,5 @@
 import { heightHint, mediaTypeOf } from './media-types.js';
-import type { MediaFormat } from './parse.types.js';
+import { mediaFormat, type MediaFormat } from './parse.types.js';
 
 /**
  * When a fetched URL is itself media (video/*, audio/*, image/*, an HLS or DASH manifest, or a media
@@ -17,16 +17,6 @@ export function classifyDirectMedia(contentType: string | null, url: string): Me
       height = null;
     }
   }
-  return {
-    url,
-    kind: type.kind,
-    container: type.container,
-    width: null,
-    height,
-    // Without probing the file, a video is taken as a usual muxed file with sound.
-    hasAudio: type.kind !== 'image',
-    hasVideo: type.kind === 'video',
-    expiresAt: null,
-    headers: null,
-  };
+  // Whether a video file has sound is unknown until it is probed.
+  return mediaFormat({ url, kind: type.kind, container: type.container, height, hasAudio: type.kind === 'audio' ? true : type.kind === 'image' ? false : null });
 }

@@ -26,7 +26,7 @@ function containerRank(f: MediaFormat): number {
  * runners-up: heights at or below the limit, tallest first; then unknown heights; then heights above
  * the limit, shortest first. `max` has no limit: tallest first, unknown heights last.
  */
-function rankByQuality(formats: MediaFormat[], quality: ParseQuality): MediaFormat[] {
+export function rankByQuality(formats: MediaFormat[], quality: ParseQuality): MediaFormat[] {
   const limit = quality === 'max' ? Infinity : Number(quality);
   const band = (f: MediaFormat) => (f.height === null ? 1 : f.height <= limit ? 0 : 2);
   return [...formats].sort((a, b) => {
@@ -45,8 +45,11 @@ function uniqueByUrl(formats: MediaFormat[]): MediaFormat[] {
   return formats.filter((f) => !seen.has(f.url) && seen.add(f.url));
 }
 
-/** Whether a video plays with sound: its own, or a separate track that comes with it. */
-const withSound = (f: MediaFormat): boolean => f.hasAudio || !!f.audio;
+/** Whether a video plays with sound: 2 known (its own or a companion track), 1 unknown, 0 known silent. */
+const soundRank = (f: MediaFormat): number => (f.hasAudio === true || f.audio ? 2 : f.hasAudio === null ? 1 : 0);
+
+/** The message when mode "mute" finds nothing: callers must learn that no silent format exists. */
+export const NO_SILENT_FORMAT = 'No silent format exists: every video here has sound, or nothing says it is silent. Use mode "auto" for the video with its sound.';
 
 /**
  * Chooses the format for a mode and quality as the contract says, or throws ProviderError(no_media).
@@ -65,14 +68,13 @@ export function selectFormat(provider: string, formats: MediaFormat[], mode: Par
     ranked = uniqueByUrl([...rankByQuality(audios, quality), ...rankByQuality(tracks, quality)]);
     if (!ranked.length) throw new ProviderError(provider, 'no_media', 'The page offers no audio-only format or separate audio track.');
   } else if (mode === 'mute') {
-    // The caller asked for no sound: a silent variant is returned without its companion track.
-    const silent = videos.filter((v) => !v.hasAudio).map((v) => ({ ...v, audio: null }));
-    if (!silent.length) {
-      throw new ProviderError(provider, 'no_media', 'The page offers no video without sound; use mode "auto" for the video with its sound.');
-    }
-    ranked = [...rankByQuality(silent, quality), ...rankByQuality(videos.filter((v) => v.hasAudio), quality)];
+    // The caller asked for no sound: a variant known to be silent, returned without its companion track.
+    const silent = videos.filter((v) => v.hasAudio === false).map((v) => ({ ...v, audio: null }));
+    if (!silent.length) throw new ProviderError(provider, 'no_media', NO_SILENT_FORMAT);
+    ranked = [...rankByQuality(silent, quality), ...rankByQuality(videos.filter((v) => v.hasAudio !== false), quality)];
   } else if (videos.length) {
-    ranked = [...rankByQuality(videos.filter(withSound), quality), ...rankByQuality(videos.filter((v) => !withSound(v)), quality)];
+    // Known sound first, then unknown, then known silence: a video a person can hear is what "auto" means.
+    ranked = [2, 1, 0].flatMap((rank) => rankByQuality(videos.filter((v) => soundRank(v) === rank), quality));
   } else {
     ranked = rankByQuality(audios, quality);
     if (!ranked.length) throw new ProviderError(provider, 'no_media', 'The page declares no video or audio.');

@@ -23,10 +23,16 @@ export interface JsonLdImage {
   height: number | null;
 }
 
+/** A picture a post presents as one of its items (associatedMedia, hasPart, an ImageGallery). */
+export interface JsonLdPicture extends JsonLdImage {
+  name: string | null;
+}
+
 /** Everything the page's JSON-LD blocks say that the extractor uses. */
 export interface JsonLdResult {
   media: JsonLdMedia[];
   images: JsonLdImage[];
+  galleryImages: JsonLdPicture[];
 }
 
 type Json = Record<string, unknown>;
@@ -35,7 +41,17 @@ type Json = Record<string, unknown>;
 interface Inherited {
   author: string | null;
   published: string | null;
+  /** Whether the node is content of a post or gallery (reached through associatedMedia or hasPart, or inside an ImageGallery). */
+  inGallery: boolean;
+  /** The types of the object this one is a property of. */
+  parentTypes: string[];
 }
+
+/** Properties whose values are the content of a post, not its decoration... */
+const CONTENT_KEYS = new Set(['associatedMedia', 'hasPart', 'sharedContent']);
+/** ...when the post is one of these (an article's associatedMedia is usually its hero picture). */
+const POST_TYPES = new Set(['SocialMediaPosting', 'DiscussionForumPosting', 'ImageGallery', 'MediaGallery', 'Collection', 'CreativeWorkSeries']);
+const GALLERY_TYPES = new Set(['ImageGallery', 'MediaGallery']);
 
 const MAX_DEPTH = 16;
 
@@ -106,7 +122,7 @@ function parseBlock(text: string): unknown {
 
 /** Every VideoObject, AudioObject and ImageObject in the page's JSON-LD, wherever nested. Broken blocks are skipped. */
 export function extractJsonLd($: CheerioAPI): JsonLdResult {
-  const result: JsonLdResult = { media: [], images: [] };
+  const result: JsonLdResult = { media: [], images: [], galleryImages: [] };
   const walk = (node: unknown, key: string | null, depth: number, inherited: Inherited): void => {
     if (depth > MAX_DEPTH || node === null || typeof node !== 'object') return;
     if (Array.isArray(node)) return node.forEach((n) => walk(n, key, depth + 1, inherited));
@@ -115,6 +131,11 @@ export function extractJsonLd($: CheerioAPI): JsonLdResult {
     const here: Inherited = {
       author: names(o.author) ?? names(o.creator) ?? inherited.author,
       published: str(o.uploadDate) ?? str(o.datePublished) ?? inherited.published,
+      inGallery:
+        inherited.inGallery ||
+        (key !== null && CONTENT_KEYS.has(key) && inherited.parentTypes.some((t) => POST_TYPES.has(t))) ||
+        types.some((t) => GALLERY_TYPES.has(t)),
+      parentTypes: types,
     };
     const media = types.find((t) => t === 'VideoObject' || t === 'AudioObject') as JsonLdMedia['type'] | undefined;
     if (media) {
@@ -134,10 +155,14 @@ export function extractJsonLd($: CheerioAPI): JsonLdResult {
     } else if (types.includes('ImageObject') && key !== 'logo' && key !== 'author' && key !== 'creator' && key !== 'publisher') {
       // Logos and portraits are not the media's picture; the rest may serve as its cover.
       result.images.push(...images(o));
+      const src = str(o.contentUrl) ?? str(o.url);
+      if (here.inGallery && src) result.galleryImages.push({ url: src, width: num(o.width), height: num(o.height), name: str(o.name) ?? str(o.caption) });
     }
     for (const [k, value] of Object.entries(o)) {
       // Publisher and author subtrees hold logos and portraits, never the page's media.
-      if (value && typeof value === 'object' && k !== 'publisher' && k !== 'author' && k !== 'creator') walk(value, k, depth + 1, here);
+      // A media object's own pictures (thumbnail, image) are its cover, never items of the post.
+      const child = media ? { ...here, inGallery: false } : here;
+      if (value && typeof value === 'object' && k !== 'publisher' && k !== 'author' && k !== 'creator') walk(value, k, depth + 1, child);
     }
   };
   // Matched by MIME type, not selector, so "application/ld+json; charset=utf-8" and odd casing count too.
@@ -149,7 +174,7 @@ export function extractJsonLd($: CheerioAPI): JsonLdResult {
     } catch {
       return; // A malformed block is common; the rest of the page still counts.
     }
-    walk(data, null, 0, { author: null, published: null });
+    walk(data, null, 0, { author: null, published: null, inGallery: false, parentTypes: [] });
   });
   return result;
 }

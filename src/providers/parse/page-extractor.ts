@@ -2,11 +2,31 @@ import * as cheerio from 'cheerio';
 import { extractJsonLd, type JsonLdMedia } from './jsonld.extractor.js';
 import { extensionOf, heightHint, isGenericType, isPlayerType, mediaTypeOfExtension, mediaTypeOfMime, type MediaType } from './media-types.js';
 import { positiveInt, readMetaTags, type MetaTags } from './meta-tags.extractor.js';
-import type { CoverImage, MediaFormat, MediaMetadata } from './parse.types.js';
+import { codecsOfType, streamsOfCodecs } from './codecs.js';
+import { mediaFormat, type CoverImage, type MediaFormat, type MediaMetadata } from './parse.types.js';
 
-/** Everything a page declares about its media: playable formats (no images), pictures, and metadata. */
-export interface ExtractedPage {
+/** One distinct media on the page (a gallery has several): its formats, and its own title, picture and length. */
+export interface ExtractedItem {
   formats: MediaFormat[];
+  title: string | null;
+  cover: CoverImage | null;
+  durationSeconds: number | null;
+}
+
+/** A picture the page presents as content of a multi-item post (not a cover, logo or thumbnail). */
+export interface ExtractedPicture extends CoverImage {
+  title: string | null;
+}
+
+/** Everything a page declares about its media: playable formats (no images) by item, pictures, and metadata. */
+export interface ExtractedPage {
+  /** Every playable format, in page order. */
+  formats: MediaFormat[];
+  /** The same formats grouped by the media they belong to, in page order. */
+  items: ExtractedItem[];
+  /** Pictures that are items of a gallery post. */
+  pictures: ExtractedPicture[];
+  /** Covers and thumbnails, best first. */
   images: CoverImage[];
   metadata: MediaMetadata;
 }
@@ -25,6 +45,8 @@ interface Candidate {
   declared?: MediaType | null;
   /** og:video without a type is usually an embed page, so it counts only with a media type or extension. */
   needsEvidence?: boolean;
+  /** Which media of the page it belongs to: one <video> element, one JSON-LD object, one Open Graph stem. */
+  group: string;
 }
 
 /** The absolute http(s) form of a URL written on the page, or null (javascript:, data:, garbage). */
@@ -59,15 +81,64 @@ function seconds(text: string | null): number | null {
   return text && Number.isFinite(n) && n > 0 ? n : null;
 }
 
+/** What makes two URLs the same media in other renditions: the path without extension or quality marks. */
+export function mediaStem(url: string): string {
+  const path = URL.parse(url)?.pathname.toLowerCase() ?? url;
+  return path
+    .replace(/\.[a-z0-9]{2,4}$/, '')
+    .replace(/[-_.]?(?:4320|2160|1440|1080|720|540|480|360|240|144)p?(?=$|[-_./])/g, '')
+    .replace(/[-_.]?(?:hd|sd|uhd|4k|high|low|medium|mobile)$/, '');
+}
+
+/** Groups that turn out to name the same media (a shared URL or stem) are merged, keeping the earliest. */
+class Groups {
+  private readonly parent = new Map<string, string>();
+  private readonly order: string[] = [];
+  readonly titles = new Map<string, string>();
+  readonly covers = new Map<string, CoverImage>();
+  readonly durations = new Map<string, number>();
+
+  add(group: string): void {
+    if (!this.parent.has(group)) {
+      this.parent.set(group, group);
+      this.order.push(group);
+    }
+  }
+  find(group: string): string {
+    let g = group;
+    while (this.parent.get(g) !== g) g = this.parent.get(g)!;
+    return g;
+  }
+  union(a: string, b: string): void {
+    const [ra, rb] = [this.find(a), this.find(b)];
+    if (ra === rb) return;
+    // The group met first keeps its place in the page order.
+    const [keep, drop] = this.order.indexOf(ra) < this.order.indexOf(rb) ? [ra, rb] : [rb, ra];
+    this.parent.set(drop, keep);
+  }
+  /** Roots in page order. */
+  roots(): string[] {
+    return this.order.filter((g) => this.find(g) === g);
+  }
+  /** The first value any member of the root's set has. */
+  pick<T>(map: Map<string, T>, root: string): T | null {
+    for (const g of this.order) if (this.find(g) === root && map.has(g)) return map.get(g)!;
+    return null;
+  }
+}
+
 /**
  * Reads what a page declares about its media, as a browser-less crawler can: Open Graph, Twitter
- * player cards, JSON-LD and <video>/<audio>/<source>; URLs resolved against <base>, http(s) only,
- * each URL once.
+ * player cards, JSON-LD and <video>/<audio>/<source> (and video.js's <video-js>); URLs resolved
+ * against <base>, http(s) only, each URL once. Formats are grouped into the distinct media they
+ * render (a gallery post has several), so that each can be an item of its own.
  */
 export function extractPage(html: string, pageUrl: string): ExtractedPage {
   const $ = cheerio.load(html);
   const abs = resolver(baseOf($, pageUrl));
   const formats = new Map<string, MediaFormat>();
+  const formatGroup = new Map<string, string>();
+  const groups = new Groups();
   const images = new Map<string, CoverImage>();
 
   const addFormat = (c: Candidate): void => {
@@ -85,31 +156,49 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
     // Audio has no picture size, so sizes and height hints apply to video only.
     const height = kind === 'video' ? (c.height ?? heightHint(c.label) ?? heightHint(new URL(url).pathname)) : null;
     const width = kind === 'video' ? (c.width ?? null) : null;
+    // Sound is known only when the type lists codecs (`video/webm; codecs="vp9, opus"`) or the media is audio.
+    const codecs = codecsOfType(c.type);
+    const hasAudio = kind === 'audio' ? true : streamsOfCodecs(codecs).hasAudio;
+    groups.add(c.group);
     const existing = formats.get(url);
     if (existing) {
       // The same file named twice (og:video and JSON-LD): each source may know what the other does not.
       existing.width ??= width;
       existing.height ??= height;
       existing.container ??= container;
+      existing.codecs ??= codecs;
+      existing.hasAudio ??= hasAudio;
+      groups.union(formatGroup.get(url)!, c.group);
       return;
     }
-    formats.set(url, { url, kind, container, width, height, hasAudio: true, hasVideo: kind === 'video', expiresAt: null, headers: null });
+    formats.set(url, mediaFormat({ url, kind, container, width, height, codecs, hasAudio }));
+    formatGroup.set(url, c.group);
   };
-  const addImage = (raw: string | null | undefined, width: number | null = null, height: number | null = null): void => {
+  const addImage = (raw: string | null | undefined, width: number | null = null, height: number | null = null): CoverImage | null => {
     const url = abs(raw);
-    if (!url) return;
+    if (!url) return null;
     const existing = images.get(url);
-    if (!existing) images.set(url, { url, width, height });
-    else {
-      existing.width ??= width;
-      existing.height ??= height;
+    if (!existing) {
+      const image = { url, width, height };
+      images.set(url, image);
+      return image;
     }
+    existing.width ??= width;
+    existing.height ??= height;
+    return existing;
   };
 
   const meta = readMetaTags($);
-  // og:video:secure_url is the same file over https; it wins over the plain URL.
-  for (const v of meta.video) addFormat({ url: v.secureUrl ?? v.url, kind: 'video', type: v.type, width: v.width, height: v.height, needsEvidence: true });
-  for (const a of meta.audio) addFormat({ url: a.secureUrl ?? a.url, kind: 'audio', type: a.type });
+  // og:video:secure_url is the same file over https; it wins over the plain URL. Open Graph arrays
+  // list renditions of one media or several media: the stem of the path tells them apart.
+  for (const v of meta.video) {
+    const url = abs(v.secureUrl ?? v.url);
+    addFormat({ url, kind: 'video', type: v.type, width: v.width, height: v.height, needsEvidence: true, group: `og:${url ? mediaStem(url) : ''}` });
+  }
+  for (const a of meta.audio) {
+    const url = abs(a.secureUrl ?? a.url);
+    addFormat({ url, kind: 'audio', type: a.type, group: `og:${url ? mediaStem(url) : ''}` });
+  }
   for (const i of meta.image) addImage(i.secureUrl ?? i.url, i.width, i.height);
 
   addFormat({
@@ -118,12 +207,14 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
     type: meta.first('twitter:player:stream:content_type'),
     width: positiveInt(meta.first('twitter:player:width')),
     height: positiveInt(meta.first('twitter:player:height')),
+    group: 'twitter',
   });
   addImage(meta.first('twitter:image', 'twitter:image:src'));
 
   const ld = extractJsonLd($);
-  for (const item of ld.media) {
+  ld.media.forEach((item, n) => {
     const format = item.encodingFormat;
+    const group = `ld:${n}`;
     addFormat({
       url: item.contentUrl,
       kind: item.type === 'AudioObject' ? 'audio' : 'video',
@@ -132,25 +223,71 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
       declared: format && !format.includes('/') ? mediaTypeOfExtension(format) : null,
       width: item.width,
       height: item.height,
+      group,
     });
-    for (const t of item.thumbnails) addImage(t.url, t.width, t.height);
-  }
+    if (item.name) groups.titles.set(group, item.name);
+    if (item.durationSeconds) groups.durations.set(group, item.durationSeconds);
+    item.thumbnails.forEach((t, i) => {
+      const image = addImage(t.url, t.width, t.height);
+      if (image && i === 0) groups.covers.set(group, image);
+    });
+  });
   for (const i of ld.images) addImage(i.url, i.width, i.height);
 
-  $('video, audio').each((_i, el) => {
+  $('video, audio, video-js').each((n, el) => {
     const node = $(el);
     const tag = el.tagName.toLowerCase() === 'audio' ? 'audio' : 'video';
-    const width = positiveInt(node.attr('width'));
-    const height = positiveInt(node.attr('height'));
-    addFormat({ url: node.attr('src'), kind: tag, type: node.attr('type'), width, height });
+    const group = `el:${n}`;
+    // width and height on the element are its size on the page, not the media's.
+    addFormat({ url: node.attr('src'), kind: tag, type: node.attr('type'), group });
     node.find('source').each((_j, source) => {
       const s = $(source);
-      addFormat({ url: s.attr('src'), kind: tag, type: s.attr('type'), label: s.attr('size') ?? s.attr('res') ?? s.attr('label') });
+      addFormat({
+        url: s.attr('src'),
+        kind: tag,
+        type: s.attr('type'),
+        width: positiveInt(s.attr('data-width')),
+        height: positiveInt(s.attr('data-height')),
+        label: s.attr('size') ?? s.attr('res') ?? s.attr('label') ?? s.attr('data-res') ?? s.attr('data-quality') ?? s.attr('data-title'),
+        group,
+      });
     });
-    if (tag === 'video') addImage(node.attr('poster'));
+    const title = node.attr('title') ?? node.attr('aria-label') ?? node.closest('figure').find('figcaption').first().text();
+    if (title?.trim()) groups.titles.set(group, title.trim().replace(/\s+/g, ' '));
+    if (tag === 'video') {
+      const poster = addImage(node.attr('poster'));
+      if (poster) groups.covers.set(group, poster);
+    }
   });
 
-  return { formats: [...formats.values()], images: [...images.values()], metadata: metadataOf($, meta, ld.media[0], pageUrl) };
+  // Renditions of one media spread over several declarations (og:video and a <video> naming the same file under another path).
+  const byStem = new Map<string, string>();
+  for (const [url, group] of formatGroup) {
+    const stem = `${formats.get(url)!.kind}:${mediaStem(url)}`;
+    const seen = byStem.get(stem);
+    if (seen) groups.union(seen, group);
+    else byStem.set(stem, group);
+  }
+  const items: ExtractedItem[] = groups
+    .roots()
+    .map((root) => ({
+      formats: [...formats.values()].filter((f) => groups.find(formatGroup.get(f.url)!) === root),
+      title: groups.pick(groups.titles, root),
+      cover: groups.pick(groups.covers, root),
+      durationSeconds: groups.pick(groups.durations, root),
+    }))
+    .filter((item) => item.formats.length > 0);
+  const pictures = ld.galleryImages.flatMap((p) => {
+    const url = abs(p.url);
+    return url ? [{ url, width: p.width, height: p.height, title: p.name }] : [];
+  });
+  return {
+    formats: items.flatMap((i) => i.formats),
+    items,
+    pictures,
+    images: [...images.values()],
+    metadata: metadataOf($, meta, ld.media[0], pageUrl),
+  };
 }
 
 /** Title, author, duration, date, description and site, social tags first, then JSON-LD, then plain HTML. */

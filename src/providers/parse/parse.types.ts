@@ -13,7 +13,14 @@ export interface MediaFormat {
   container: string | null;
   width: number | null;
   height: number | null;
-  hasAudio: boolean;
+  /** Peak bits per second, when a manifest, a probe or the upstream says. */
+  bitrate: number | null;
+  /** RFC 6381 codec strings joined by commas (e.g. "avc1.64001f,mp4a.40.2"), or ffprobe's codec names; null when unknown. */
+  codecs: string | null;
+  /** Length in seconds, when known. */
+  durationSeconds: number | null;
+  /** Whether the URL itself carries sound: null when nothing says (no codecs, no probe), never a guess. */
+  hasAudio: boolean | null;
   hasVideo: boolean;
   /** When the direct URL stops working, if the upstream says. ISO-8601. */
   expiresAt: string | null;
@@ -21,6 +28,25 @@ export interface MediaFormat {
   headers: Record<string, string> | null;
   /** For a video variant without sound of its own: the audio track to play or mux with it. */
   audio?: MediaFormat | null;
+}
+
+/** A format with only what must be known; the rest unknown (null). */
+export function mediaFormat({ url, kind, ...known }: Pick<MediaFormat, 'url' | 'kind'> & Partial<MediaFormat>): MediaFormat {
+  return {
+    url,
+    kind,
+    container: null,
+    width: null,
+    height: null,
+    bitrate: null,
+    codecs: null,
+    durationSeconds: null,
+    hasAudio: kind === 'audio' ? true : null,
+    hasVideo: kind === 'video',
+    expiresAt: null,
+    headers: null,
+    ...known,
+  };
 }
 
 export interface CoverImage {
@@ -38,10 +64,20 @@ export interface MediaMetadata {
   site: string | null;
 }
 
+/** One entry of a multi-item post (gallery): its chosen format, its other formats, its own title and picture. */
+export interface ParseItem extends MediaFormat {
+  title: string | null;
+  cover: CoverImage | null;
+  alternatives: MediaFormat[];
+}
+
 export interface ParseResult {
   media: MediaFormat;
   alternatives: MediaFormat[];
-  items: MediaFormat[];
+  /** Multi-item posts: one entry per item, in page order (empty for a single media). */
+  items: ParseItem[];
+  /** How many items the post has; more than items.length when the list was capped. */
+  itemsTotal: number;
   cover: CoverImage | null;
   metadata: MediaMetadata;
 }

@@ -8,7 +8,11 @@ describe('classifyDirectMedia', () => {
       container: 'mp4',
       width: null,
       height: 720,
-      hasAudio: true,
+      bitrate: null,
+      codecs: null,
+      durationSeconds: null,
+      // Whether a file has sound is unknown until it is probed.
+      hasAudio: null,
       hasVideo: true,
       expiresAt: null,
       headers: null,
@@ -22,6 +26,9 @@ describe('classifyDirectMedia', () => {
       container: 'mp3',
       width: null,
       height: null,
+      bitrate: null,
+      codecs: null,
+      durationSeconds: null,
       hasAudio: true,
       hasVideo: false,
       expiresAt: null,
@@ -48,7 +55,7 @@ describe('classifyDirectMedia', () => {
     ['application/octet-stream', 'https://x.example/ep.M4A', 'audio', 'm4a'],
     [null, 'https://x.example/song.flac', 'audio', 'flac'],
   ])('%s at %s is %s/%s', (type, url, kind, container) => {
-    expect(classifyDirectMedia(type, url)).toMatchObject({ url, kind, container, hasVideo: kind === 'video', hasAudio: kind !== 'image' });
+    expect(classifyDirectMedia(type, url)).toMatchObject({ url, kind, container, hasVideo: kind === 'video', hasAudio: kind === 'audio' ? true : kind === 'image' ? false : null });
   });
 
   it.each([

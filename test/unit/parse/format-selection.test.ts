@@ -8,6 +8,9 @@ const f = (url: string, over: Partial<MediaFormat> = {}): MediaFormat => ({
   container: 'mp4',
   width: null,
   height: null,
+  bitrate: null,
+  codecs: null,
+  durationSeconds: null,
   hasAudio: true,
   hasVideo: true,
   expiresAt: null,
@@ -135,10 +138,25 @@ describe('selectFormat: mode mute', () => {
     expect(alternatives[0].audio).toBeNull();
   });
 
-  it('fails with no_media pointing at mode auto when every video has sound', () => {
+  it('fails with no_media saying no silent format exists when every video has sound', () => {
     const err = failure(ladder, 'mute');
     expect(err.kind).toBe('no_media');
+    expect(err.message).toMatch(/No silent format exists/);
     expect(err.message).toMatch(/mode "auto"/);
+  });
+
+  it('never takes a video whose sound is unknown for a silent one', () => {
+    const err = failure([f('unknown', { hasAudio: null })], 'mute');
+    expect(err.message).toMatch(/No silent format exists/);
+  });
+});
+
+describe('selectFormat: honest sound flags in mode auto', () => {
+  it('prefers known sound, then unknown, then known silence, each by quality', () => {
+    const list = [f('silent720', { height: 720, hasAudio: false }), f('unknown480', { height: 480, hasAudio: null }), f('sound360', { height: 360 })];
+    const { media, alternatives } = selectFormat('builtin', list, 'auto', '720');
+    expect(media.url).toBe('sound360');
+    expect(urls(alternatives)).toEqual(['unknown480', 'silent720']);
   });
 
   it('fails with no_media on an audio-only page', () => {

@@ -3,23 +3,14 @@ import { join } from 'node:path';
 import { isoDurationSeconds } from '../../../src/providers/parse/jsonld.extractor.js';
 import { heightHint } from '../../../src/providers/parse/media-types.js';
 import { extractPage } from '../../../src/providers/parse/page-extractor.js';
-import type { MediaFormat } from '../../../src/providers/parse/parse.types.js';
+import { mediaFormat, type MediaFormat } from '../../../src/providers/parse/parse.types.js';
 
 const fixture = (name: string) => readFileSync(join(process.cwd(), 'test/fixtures/pages', name), 'utf8');
 
-/** A video format as the extractor builds it: a muxed file with sound unless the page says otherwise. */
-const video = (url: string, container: string | null, width: number | null, height: number | null): MediaFormat => ({
-  url,
-  kind: 'video',
-  container,
-  width,
-  height,
-  hasAudio: true,
-  hasVideo: true,
-  expiresAt: null,
-  headers: null,
-});
-const audio = (url: string, container: string): MediaFormat => ({ ...video(url, container, null, null), kind: 'audio', hasVideo: false });
+/** A video format as the extractor builds it: whether it has sound is unknown unless the page lists codecs. */
+const video = (url: string, container: string | null, width: number | null, height: number | null, over: Partial<MediaFormat> = {}): MediaFormat =>
+  mediaFormat({ url, kind: 'video', container, width, height, ...over });
+const audio = (url: string, container: string): MediaFormat => mediaFormat({ url, kind: 'audio', container });
 
 describe('extractPage on real-world page shapes', () => {
   it('Open Graph only: secure URLs win, structured properties attach to their og:video, player pages are skipped', () => {
@@ -44,7 +35,10 @@ describe('extractPage on real-world page shapes', () => {
 
   it('Twitter player card: the stream (relative, entity-escaped) with the player size, title and creator', () => {
     const page = extractPage(fixture('twitter-card.html'), 'https://shorts.example/v/a9f3');
-    expect(page.formats).toEqual([video('https://shorts.example/media/a9f3/stream.mp4?sig=Zm9v&exp=1790000000', 'mp4', 720, 1280)]);
+    // The card's content type lists an audio codec, so this one is known to have sound.
+    expect(page.formats).toEqual([
+      video('https://shorts.example/media/a9f3/stream.mp4?sig=Zm9v&exp=1790000000', 'mp4', 720, 1280, { codecs: 'avc1.42E01E1,mp4a.40.2', hasAudio: true }),
+    ]);
     expect(page.images).toEqual([{ url: 'https://static.shorts.example/thumbs/a9f3.jpg', width: null, height: null }]);
     expect(page.metadata).toEqual({
       title: 'Seals at the harbour wall',
@@ -86,7 +80,13 @@ describe('extractPage on real-world page shapes', () => {
       video('https://streambox.example/media/harbour/harbour-hd.mp4', 'mp4', null, 720),
       video('https://cdn.streambox.example/v/480/harbour.mp4', 'mp4', null, 480),
       video('https://streambox.example/media/harbour/master.m3u8', 'm3u8', null, null),
-      video('https://streambox.example/media/teaser.webm', 'webm', 640, 360),
+      // A <video>'s width and height are its size on the page, not the media's.
+      video('https://streambox.example/media/teaser.webm', 'webm', null, null),
+    ]);
+    // Two <video> elements are two media: the ladder (with its poster) and the teaser.
+    expect(page.items.map((i) => [i.formats.length, i.cover?.url ?? null])).toEqual([
+      [6, 'https://streambox.example/posters/harbour.jpg'],
+      [1, null],
     ]);
     expect(page.images).toEqual([{ url: 'https://streambox.example/posters/harbour.jpg', width: null, height: null }]);
     expect(page.metadata).toEqual({
