@@ -49,9 +49,25 @@ interface Inherited {
 
 /** Properties whose values are the content of a post, not its decoration... */
 const CONTENT_KEYS = new Set(['associatedMedia', 'hasPart', 'sharedContent']);
-/** ...when the post is one of these (an article's associatedMedia is usually its hero picture). */
+/** ...when the post is one of these, or lists several (an article's one associatedMedia is usually its hero picture). */
 const POST_TYPES = new Set(['SocialMediaPosting', 'DiscussionForumPosting', 'ImageGallery', 'MediaGallery', 'Collection', 'CreativeWorkSeries']);
 const GALLERY_TYPES = new Set(['ImageGallery', 'MediaGallery']);
+/** Properties whose {"@id"} references are followed to the node they name (a post's media, listed elsewhere in the graph). */
+const REFERENCE_KEYS = new Set([...CONTENT_KEYS, 'video', 'audio']);
+
+/** Every node that has an @id and says something besides it, across all blocks. */
+function indexById(datas: unknown[]): Map<string, Json> {
+  const index = new Map<string, Json>();
+  const visit = (node: unknown, depth: number): void => {
+    if (depth > MAX_DEPTH || node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach((n) => visit(n, depth + 1));
+    const o = node as Json;
+    if (typeof o['@id'] === 'string' && o['@type'] !== undefined && !index.has(o['@id'])) index.set(o['@id'], o);
+    for (const value of Object.values(o)) visit(value, depth + 1);
+  };
+  datas.forEach((d) => visit(d, 0));
+  return index;
+}
 
 const MAX_DEPTH = 16;
 
@@ -123,10 +139,29 @@ function parseBlock(text: string): unknown {
 /** Every VideoObject, AudioObject and ImageObject in the page's JSON-LD, wherever nested. Broken blocks are skipped. */
 export function extractJsonLd($: CheerioAPI): JsonLdResult {
   const result: JsonLdResult = { media: [], images: [], galleryImages: [] };
+  const datas: unknown[] = [];
+  // Matched by MIME type, not selector, so "application/ld+json; charset=utf-8" and odd casing count too.
+  const blocks = $('script[type]').filter((_i, el) => mimeOf($(el).attr('type')) === 'application/ld+json');
+  blocks.each((_i, el) => {
+    try {
+      datas.push(parseBlock($(el).text()));
+    } catch {
+      // A malformed block is common; the rest of the page still counts.
+    }
+  });
+  const nodes = indexById(datas);
+  const seenMedia = new Set<Json>();
+  const seenPictures = new Set<string>();
   const walk = (node: unknown, key: string | null, depth: number, inherited: Inherited): void => {
     if (depth > MAX_DEPTH || node === null || typeof node !== 'object') return;
     if (Array.isArray(node)) return node.forEach((n) => walk(n, key, depth + 1, inherited));
-    const o = node as Json;
+    let o = node as Json;
+    // A post's content is often named by reference ({"@id": …}) to a node elsewhere in the graph.
+    if (key !== null && REFERENCE_KEYS.has(key) && typeof o['@id'] === 'string' && o['@type'] === undefined) {
+      const target = nodes.get(o['@id']);
+      if (!target) return;
+      o = target;
+    }
     const types = typesOf(o);
     const here: Inherited = {
       author: names(o.author) ?? names(o.creator) ?? inherited.author,
@@ -138,7 +173,8 @@ export function extractJsonLd($: CheerioAPI): JsonLdResult {
       parentTypes: types,
     };
     const media = types.find((t) => t === 'VideoObject' || t === 'AudioObject') as JsonLdMedia['type'] | undefined;
-    if (media) {
+    if (media && !seenMedia.has(o)) {
+      seenMedia.add(o);
       result.media.push({
         type: media,
         contentUrl: str(o.contentUrl),
@@ -156,25 +192,17 @@ export function extractJsonLd($: CheerioAPI): JsonLdResult {
       // Logos and portraits are not the media's picture; the rest may serve as its cover.
       result.images.push(...images(o));
       const src = str(o.contentUrl) ?? str(o.url);
-      if (here.inGallery && src) result.galleryImages.push({ url: src, width: num(o.width), height: num(o.height), name: str(o.name) ?? str(o.caption) });
+      if (here.inGallery && src && !seenPictures.has(src) && seenPictures.add(src)) result.galleryImages.push({ url: src, width: num(o.width), height: num(o.height), name: str(o.name) ?? str(o.caption) });
     }
     for (const [k, value] of Object.entries(o)) {
       // Publisher and author subtrees hold logos and portraits, never the page's media.
       // A media object's own pictures (thumbnail, image) are its cover, never items of the post.
-      const child = media ? { ...here, inGallery: false } : here;
+      // Several media listed as a post's content make it a gallery, whatever kind of post it is.
+      const listed = CONTENT_KEYS.has(k) && Array.isArray(value) && value.length >= 2;
+      const child = media ? { ...here, inGallery: false } : listed ? { ...here, inGallery: true } : here;
       if (value && typeof value === 'object' && k !== 'publisher' && k !== 'author' && k !== 'creator') walk(value, k, depth + 1, child);
     }
   };
-  // Matched by MIME type, not selector, so "application/ld+json; charset=utf-8" and odd casing count too.
-  const blocks = $('script[type]').filter((_i, el) => mimeOf($(el).attr('type')) === 'application/ld+json');
-  blocks.each((_i, el) => {
-    let data: unknown;
-    try {
-      data = parseBlock($(el).text());
-    } catch {
-      return; // A malformed block is common; the rest of the page still counts.
-    }
-    walk(data, null, 0, { author: null, published: null, inGallery: false, parentTypes: [] });
-  });
+  for (const data of datas) walk(data, null, 0, { author: null, published: null, inGallery: false, parentTypes: [] });
   return result;
 }

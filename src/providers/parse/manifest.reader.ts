@@ -69,7 +69,8 @@ export function readHls(text: string, url: string): ManifestReading {
     };
   }
   const master = playlist as HLS.types.MasterPlaylist;
-  const renditions = new Map<HLS.types.Rendition, MediaFormat>();
+  // Keyed by URL: the library gives each variant its own copy of a group's renditions.
+  const renditions = new Map<string, MediaFormat>();
   const formats: MediaFormat[] = [];
   for (const variant of master.variants) {
     if (variant.isIFrameOnly) continue;
@@ -83,10 +84,10 @@ export function readHls(text: string, url: string): ManifestReading {
     for (const r of separate) {
       const renditionUrl = absolute(r.uri, url);
       if (!renditionUrl) continue;
-      let format = renditions.get(r);
+      let format = renditions.get(renditionUrl);
       if (!format) {
         format = mediaFormat({ url: renditionUrl, kind: 'audio', container: 'm3u8', codecs: audioCodecsOf(codecs), hasAudio: true });
-        renditions.set(r, format);
+        renditions.set(renditionUrl, format);
       }
       if (!companion || r.isDefault) companion = format;
     }
@@ -106,8 +107,8 @@ export function readHls(text: string, url: string): ManifestReading {
       }),
     );
   }
-  // Renditions named in groups that no listed variant references still play alone.
-  const all = [...formats, ...new Set(renditions.values())];
+  // The audio renditions also play alone (mode audio).
+  const all = [...formats, ...renditions.values()];
   if (!all.length) throw new ManifestError('The HLS master playlist lists no playable variant.');
   const anyVideo = formats.some((f) => f.kind === 'video');
   const sound = formats.some((f) => f.hasAudio === true || f.audio) ? true : formats.every((f) => f.hasAudio === false) ? false : null;

@@ -68,7 +68,7 @@ export class MediaProber {
   }
 }
 
-/** Fills what a probe learnt into a format: the probe outranks guesses, but not sizes the page stated. */
+/** Fills what a probe learnt into a format: the file's own streams outrank what the page said of them. */
 export function applyProbe(format: MediaFormat, facts: StreamFacts | null): void {
   if (!facts) return;
   format.hasAudio = format.audio ? false : facts.hasAudio;

@@ -1,4 +1,14 @@
 /** The result shape every transcription provider maps its upstream's answer onto. */
+
+/** One word with its own timing, as the provider gave it (seconds from the start of the media). */
+export interface TranscriptWord {
+  start: number;
+  end: number;
+  /** The word as written in the transcript, with its punctuation where the provider attaches it. */
+  text: string;
+  speaker?: string | null;
+}
+
 export interface TranscriptSegment {
   /** 1-based position in the transcript. */
   index: number;
@@ -6,6 +16,8 @@ export interface TranscriptSegment {
   end: number;
   text: string;
   speaker: string | null;
+  /** Word timings, when the provider gives them. */
+  words?: TranscriptWord[] | null;
 }
 
 export interface TranscriptResult {

@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { createHarness, type Harness } from '../support/harness.js';
+import { serveLibrary } from '../support/media-library.js';
+
+/** Pages written as real sites send them to a browser (see test/fixtures/pages/real-world/README.md). */
+interface RealWorldPage {
+  file: string;
+  site: string;
+  expect: { url: string; kind: 'video' | 'audio'; title: string; cover: string | null; items: number; expectHlsVariantHeight?: number };
+  decoys?: string[];
+}
+
+const DIR = join(process.cwd(), 'test/fixtures/pages/real-world');
+const PAGES: RealWorldPage[] = JSON.parse(readFileSync(join(DIR, 'expected.json'), 'utf8'));
+const FIELDS = 'url kind height hasAudio';
+const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
+  media { ${FIELDS} audio { url } } alternatives { url } items { url kind title } itemsTotal
+  cover { url } metadata { title } credits { charged balance } } }`;
+
+describe('the built-in reader on real-world pages', () => {
+  let h: Harness;
+  let site: FakeSite;
+
+  beforeAll(async () => {
+    site = await startFakeSite();
+    await serveLibrary(site);
+    for (const page of PAGES) {
+      site.page(`/rw/${page.file}`, readFileSync(join(DIR, page.file), 'utf8').replaceAll('{{origin}}', site.origin));
+    }
+    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort });
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+    await site?.close();
+  });
+
+  const path = (url: string | null | undefined) => (url ? new URL(url, site.origin).pathname : null);
+
+  it.each(PAGES.map((p) => [p.file, p] as const))('%s resolves to what a person expects', async (_file, page) => {
+    const input = { url: `${site.origin}/rw/${page.file}`, quality: '1080' };
+    const a = await h.account({ credits: 2 });
+    const b = await h.account({ credits: 2 });
+    const rest = await h.rest('/api/parse', input, a.key);
+    expect(rest.statusCode).toBe(200);
+    const gql = await h.gql(PARSE, { input }, b.key);
+    expect(gql.errors).toBeUndefined();
+    for (const body of [rest.json(), gql.data.parse]) {
+      const chosen = path(body.media.url)!;
+      if (page.expect.expectHlsVariantHeight) {
+        // The page names the master; the answer is its variant at the asked height, the master an alternative.
+        expect(chosen.startsWith(path(page.expect.url)!.replace(/master\.m3u8$/, ''))).toBe(true);
+        expect(body.media.height).toBe(page.expect.expectHlsVariantHeight);
+        expect(body.alternatives.map((x: { url: string }) => path(x.url))).toContain(page.expect.url);
+      } else {
+        expect(chosen).toBe(page.expect.url);
+      }
+      expect(body.media.kind).toBe(page.expect.kind);
+      expect(body.metadata.title).toBe(page.expect.title);
+      expect(path(body.cover?.url)).toBe(page.expect.cover);
+      expect(body.items).toHaveLength(page.expect.items);
+      expect(body.itemsTotal).toBe(page.expect.items);
+      for (const decoy of page.decoys ?? []) {
+        expect(chosen.startsWith(decoy)).toBe(false);
+        for (const item of body.items) expect(path(item.url)!.startsWith(decoy)).toBe(false);
+      }
+      expect(body.credits).toEqual({ charged: 1, balance: 1 });
+    }
+  });
+});
