@@ -86,6 +86,9 @@ const envSchema = z.object({
   PROBE_TIMEOUT_SECONDS: seconds(10),
   /** Formats probed at most per parse while looking for a silent one (mode mute). */
   PROBE_MAX_CANDIDATES: z.coerce.number().int().min(0).max(20).default(3),
+  /** Time one webhook delivery may take, and the first wait before a failed one is tried again (it doubles, for more than a day). */
+  WEBHOOK_TIMEOUT_SECONDS: seconds(10),
+  WEBHOOK_RETRY_DELAY_SECONDS: seconds(30),
   /** Largest media file downloaded for transcription. */
   MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
   GRAPHQL_INTROSPECTION: bool.optional(),
@@ -134,6 +137,7 @@ export type Config = Readonly<{
   parseMaxItems: number;
   probe: Readonly<{ maxBytes: number; timeoutMs: number; maxCandidates: number }>;
   mediaMaxBytes: number;
+  webhooks: Readonly<{ timeoutMs: number; retryDelaySeconds: number }>;
   graphql: Readonly<{ introspection: boolean; maxDepth: number; maxAliases: number; maxTokens: number }>;
   ffmpegPath: string;
   ffprobePath: string;
@@ -204,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     parseMaxItems: e.PARSE_MAX_ITEMS,
     probe: { maxBytes: e.PROBE_MAX_BYTES, timeoutMs: e.PROBE_TIMEOUT_SECONDS * 1000, maxCandidates: e.PROBE_MAX_CANDIDATES },
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
+    webhooks: { timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000, retryDelaySeconds: e.WEBHOOK_RETRY_DELAY_SECONDS },
     graphql: {
       introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
       maxDepth: e.GRAPHQL_MAX_DEPTH,

@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { migrate, openDatabase, type Database } from './db/database.js';
 import { createLogger } from './logger.js';
 import { JobQueue } from './modules/jobs/job-queue.js';
-import { createServices, type Services } from './services.js';
+import { createServices, startWorkers, type Services } from './services.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -21,13 +21,13 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const applied = await migrate(db.orm);
   if (applied.length) log.info({ migrations: applied }, 'database migrated');
   // Queued transcriptions: durable in PostgreSQL, worked by every serving instance.
-  const queue = new JobQueue(db.clientUrl, log);
+  const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
   await queue.start();
   const services = createServices(config, db.orm, log, queue);
-  await queue.work((jobId) => services.transcription.runJob(jobId), config.workerConcurrency);
+  await startWorkers(services, queue);
   const app = await buildApp({ services, orm: db.orm });
   const sweep = () =>
-    services.ledger.sweepExpired().then(
+    services.jobControl.sweep().then(
       (n) => n && log.warn({ jobs: n }, 'failed jobs past their deadline and released their holds'),
       (err) => log.error({ err }, 'sweep failed'),
     );

@@ -12,9 +12,13 @@ import { LedgerService } from './modules/credits/ledger.service.js';
 import type { JobQueue } from './modules/jobs/job-queue.js';
 import { JobRepository } from './modules/jobs/job.repository.js';
 import { JobService } from './modules/jobs/job.service.js';
+import { Job } from './modules/jobs/job.entity.js';
+import { toJobBody } from './modules/jobs/job.view.js';
 import { TaskRunner } from './modules/jobs/task-runner.js';
 import { ParseService } from './modules/parse/parse.service.js';
 import { TranscriptionService } from './modules/transcription/transcription.service.js';
+import { WebhookSecretRepository } from './modules/webhooks/webhook-secret.repository.js';
+import { WebhookService, eventTypeOf } from './modules/webhooks/webhook.service.js';
 import { GuardedHttpClient } from './net/guarded-client.js';
 import { CircuitBreakers } from './providers/circuit-breakers.js';
 import { buildParseProviders, buildTranscriptionProviders } from './providers/provider-registry.js';
@@ -34,7 +38,15 @@ export interface Services {
   usage: CreditUsageRepository;
   parse: ParseService;
   transcription: TranscriptionService;
+  webhooks: WebhookService;
+  webhookSecrets: WebhookSecretRepository;
   close(): Promise<void>;
+}
+
+/** The queue's workers for this process: queued transcriptions, and webhook deliveries apart from them. */
+export async function startWorkers(services: Services, queue: JobQueue): Promise<void> {
+  await queue.work((jobId) => services.transcription.runJob(jobId), services.config.workerConcurrency);
+  await queue.workWebhooks((message) => services.webhooks.deliver(message));
 }
 
 export function createServices(config: Config, orm: MikroORM, log: Logger, queue?: JobQueue): Services {
@@ -50,6 +62,18 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
     metrics.tasks.inc({ operation, outcome });
     if (charged) metrics.creditsCharged.inc({ operation }, charged);
   });
+  const webhookSecrets = new WebhookSecretRepository(em, config.apiKeyPepper);
+  const webhooks = new WebhookService({
+    em,
+    secrets: webhookSecrets,
+    client,
+    queue,
+    log: log.child({ component: 'webhooks' }),
+    timeoutMs: config.webhooks.timeoutMs,
+    view: (job, attempts) => toJobBody(job, attempts) as unknown as Record<string, unknown>,
+    loadJob: (jobId) => em().findOne(Job, { id: jobId }),
+  });
+  runner.onEnded = (jobId, status, webhookUrl) => void webhooks.jobEnded(jobId, eventTypeOf(status)!, webhookUrl);
   const failoverLog = log.child({ component: 'providers' });
   const breakers = new CircuitBreakers();
   return {
@@ -61,7 +85,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
     auth: new Authenticator(apiKeys, config.oidc ? { verifier: new OidcVerifier(config.oidc), accounts } : null),
     ledger,
     jobs,
-    jobControl: new JobService(jobs, runner),
+    jobControl: new JobService(jobs, runner, ledger),
     history: new CreditHistoryRepository(em),
     usage: new CreditUsageRepository(em),
     parse: new ParseService({ config, runner, client, log: failoverLog, breakers, providers: buildParseProviders(config, client) }),
@@ -73,7 +97,10 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
       breakers,
       queue,
       providers: buildTranscriptionProviders(config),
+      webhooks,
     }),
+    webhooks,
+    webhookSecrets,
     close: async () => {
       breakers.shutdown();
       await client.close();

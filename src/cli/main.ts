@@ -7,7 +7,8 @@ import { AppError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { startServer } from '../server.js';
 import { JobQueue } from '../modules/jobs/job-queue.js';
-import { createServices, type Services } from '../services.js';
+import { registerClientCommands } from './client-commands.js';
+import { createServices, startWorkers, type Services } from '../services.js';
 
 const program = new Command('mediagate')
   .description('mediagate operator commands')
@@ -96,10 +97,10 @@ program
     const log = createLogger(config);
     const db = await openDatabase(config);
     await migrate(db.orm);
-    const queue = new JobQueue(db.clientUrl, log);
+    const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
     await queue.start();
     const services = createServices(config, db.orm, log, queue);
-    await queue.work((jobId) => services.transcription.runJob(jobId), config.workerConcurrency);
+    await startWorkers(services, queue);
     log.info({ concurrency: config.workerConcurrency }, 'mediagate worker is waiting for queued transcriptions');
     const stop = async () => {
       await queue.stop();
@@ -190,6 +191,8 @@ key
       return program.opts().json ? { keys } : keys;
     }),
   );
+
+registerClientCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const json = program.opts().json;

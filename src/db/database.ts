@@ -5,8 +5,9 @@ import type { Config } from '../config.js';
 import { startEmbedded, findRunningEmbedded, type EmbeddedDatabase } from './embedded.js';
 import { ENTITIES } from './entities.js';
 import { Migration20261122000000_initial } from './migrations/Migration20261122000000_initial.js';
+import { Migration20261123000000_webhooks } from './migrations/Migration20261123000000_webhooks.js';
 
-export const MIGRATIONS = [Migration20261122000000_initial];
+export const MIGRATIONS = [Migration20261122000000_initial, Migration20261123000000_webhooks];
 
 /** An open database: the ORM plus whatever embedded server backs it. */
 export interface Database {

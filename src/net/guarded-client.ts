@@ -22,7 +22,9 @@ export interface GuardedClientOptions {
 }
 
 export interface RequestOptions {
-  method?: 'GET' | 'HEAD';
+  /** POST is for delivering to a caller's URL (webhooks): its redirects are not followed, a 3xx is the answer. */
+  method?: 'GET' | 'HEAD' | 'POST';
+  body?: string | Buffer;
   headers?: Record<string, string>;
   timeoutMs?: number; maxBytes?: number; maxRedirects?: number;
   signal?: AbortSignal;
@@ -214,16 +216,16 @@ export class GuardedHttpClient {
     for (let hop = 0; ; hop++) {
       const url = await untilAborted(this.checkUrl(current), signal); // dns.lookup itself cannot be aborted
       // undici 7's request() follows no redirects unless a redirect interceptor is composed in.
-      const res = await undiciRequest(url, { method, dispatcher: this.agent, signal, headers });
+      const res = await undiciRequest(url, { method, dispatcher: this.agent, signal, headers, body: method === 'POST' ? options.body : undefined });
       const location = firstHeader(res.headers.location);
-      if (res.statusCode >= 300 && res.statusCode < 400 && location) {
+      if (res.statusCode >= 300 && res.statusCode < 400 && location && method !== 'POST') {
         discard(res);
         if (hop >= maxRedirects) throw new FetchError('too_many_redirects', `More than ${maxRedirects} redirects.`);
         const next = URL.parse(location, url.href);
         if (!next) throw new FetchError('network', 'The server redirected to an invalid URL.');
         // Credentials the caller meant for one origin must not follow a redirect to another.
         if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !SENSITIVE_HEADERS.has(k)));
-        // Only GET and HEAD are sent, and both keep their method on every redirect status (as fetch does).
+        // Only GET and HEAD get here, and both keep their method on every redirect status (as fetch does).
         current = next.toString();
         continue;
       }

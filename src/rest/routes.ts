@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { requireScope } from '../modules/access.js';
 import { requestContext } from '../modules/auth.js';
-import { toJobType } from '../modules/jobs/job.view.js';
+import { toJobBody } from '../modules/jobs/job.view.js';
 import { toSrt, toVtt } from '../modules/transcription/subtitles.js';
 import type { TranscriptSegment } from '../providers/transcription/transcription.types.js';
 import type { Services } from '../services.js';
@@ -28,8 +28,8 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
     const format = negotiateFormat((req.query as Record<string, unknown>).format, req.headers.accept);
     if (/\brespond-async\b/i.test(String(req.headers.prefer ?? ''))) {
       // RFC 7240: answer at once with the job to poll.
-      const jobId = await services.transcription.start(principal, bodyObject(req.body));
-      const job = toJobType(await services.jobs.get(principal.accountId, jobId));
+      const jobId = await services.transcription.start(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
+      const job = await jobBody(services, principal.accountId, jobId);
       return reply.status(202).header('location', `/api/jobs/${jobId}`).header('preference-applied', 'respond-async').send(job);
     }
     const result = await services.transcription.transcribe(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
@@ -40,7 +40,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
   app.get<{ Params: { id: string } }>('/api/jobs/:id', async (req) => {
     const principal = await ctx(req).principal();
     requireScope(principal, 'read');
-    return toJobType(await services.jobs.get(principal.accountId, req.params.id));
+    return jobBody(services, principal.accountId, req.params.id);
   });
 
   app.get<{ Params: { id: string; ext: string } }>('/api/transcriptions/:file', async (req, reply) => {
@@ -54,6 +54,12 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
     }
     return sendSubtitles(reply, m[2] as 'srt' | 'vtt', (job.result.segments ?? []) as TranscriptSegment[]);
   });
+}
+
+/** A job with its webhook and the delivery attempts so far, as GET /api/jobs/{id} shows it. */
+async function jobBody(services: Services, accountId: string, jobId: string) {
+  const job = await services.jobs.get(accountId, jobId);
+  return toJobBody(job, typeof job.input.webhookUrl === 'string' ? await services.webhooks.attempts(job.id) : []);
 }
 
 function sendSubtitles(reply: FastifyReply, format: 'srt' | 'vtt', segments: TranscriptSegment[]) {

@@ -61,7 +61,7 @@ describe('credits under concurrency', () => {
     const jobId = '5b0c1c57-9a3f-4c55-8e36-3c2f8e5f0a02';
     await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation: 'PARSE', input: {}, amount: 4, deadlineAt: new Date(Date.now() - 1000) });
     expect(await h.balance(accountId)).toEqual({ available: 1, held: 4 });
-    expect(await h.services.ledger.sweepExpired()).toBeGreaterThanOrEqual(1);
+    expect(await h.services.jobControl.sweep()).toBeGreaterThanOrEqual(1);
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
     const job = await h.services.jobs.get(accountId, jobId);

@@ -4,7 +4,7 @@ import { pino, type Logger } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServices, startWorkers, type Services } from '../../src/services.js';
 import { createTestDatabase, type TestDatabaseKind } from './test-database.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
@@ -51,10 +51,10 @@ export async function createHarness(
   // After the configuration: a refused configuration leaves no database behind.
   const db = await createTestDatabase(options.database);
   // The job queue (pg-boss) only where a test queues work: it adds its own schema and polling.
-  const queue = options.queue ? new JobQueue(db.clientUrl, logger) : undefined;
+  const queue = options.queue ? new JobQueue(db.clientUrl, logger, config.webhooks.retryDelaySeconds) : undefined;
   await queue?.start();
   const services = createServices(config, db.orm, logger, queue);
-  await queue?.work((jobId) => services.transcription.runJob(jobId), 2);
+  if (queue) await startWorkers(services, queue);
   const app = await buildApp({ services, orm: db.orm });
   // Real HTTP on loopback: the same parsers, limits and hooks a client meets.
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -205,13 +205,13 @@ export class LedgerService {
       .execute(`update job set progress = ? where id = ? and status = 'RUNNING' and progress < ?`, [progress, jobId, progress]);
   }
 
-  /** Fails every open job past its deadline and releases its hold (a crashed worker's jobs too). */
-  async sweepExpired(): Promise<number> {
-    const row = await this.one<{ swept: string }>(
+  /** Fails every open job past its deadline and releases its hold (a crashed worker's jobs too); returns the jobs it failed. */
+  async sweepExpired(): Promise<{ jobId: string; webhookUrl: string | null }[]> {
+    const row = await this.one<{ swept: { id: string; url: string | null }[] | string | null }>(
       `with j as (
          update job set status = 'FAILED', error_code = 'PROVIDER_TIMEOUT', error_message = 'The task passed its deadline.', credits_charged = 0, finished_at = now()
          where status in ('QUEUED', 'RUNNING') and deadline_at < now()
-         returning id, account_id, hold_amount
+         returning id, account_id, hold_amount, input->>'webhookUrl' as url
        ), agg as (
          select account_id, sum(hold_amount) as total from j group by account_id
        ), b as (
@@ -221,10 +221,11 @@ export class LedgerService {
          insert into credit_entry (account_id, kind, amount, available_delta, held_delta, job_id)
          select account_id, 'RELEASE', hold_amount, hold_amount, -hold_amount, id from j
        )
-       select count(*) as swept from j`,
+       select coalesce(json_agg(json_build_object('id', id, 'url', url)), '[]') as swept from j`,
       [],
     );
-    return Number(row.swept);
+    const swept = typeof row.swept === 'string' ? (JSON.parse(row.swept) as { id: string; url: string | null }[]) : (row.swept ?? []);
+    return swept.map((s) => ({ jobId: s.id, webhookUrl: s.url }));
   }
 
   /**

@@ -1,6 +1,27 @@
 import { PgBoss } from 'pg-boss';
 
 const QUEUE = 'transcription';
+const WEBHOOKS = 'webhook';
+
+/** A webhook event to deliver (see modules/webhooks). */
+export interface QueuedWebhook {
+  jobId: string;
+  type: 'job.succeeded' | 'job.failed' | 'job.canceled';
+  eventId: string;
+}
+
+/** How deliveries are retried: exponential from `delaySeconds`, each wait at most `maxDelaySeconds`. */
+export interface WebhookRetry {
+  delaySeconds: number;
+  maxDelaySeconds: number;
+  limit: number;
+}
+
+/**
+ * Retries that keep trying for more than a day: waits of 15 s, 30 s, ... (pg-boss halves and jitters
+ * each step) up to 3 h, 17 retries in all: at least 25 hours before an event is given up.
+ */
+export const DEFAULT_WEBHOOK_RETRY: WebhookRetry = { delaySeconds: 30, maxDelaySeconds: 3 * 3600, limit: 17 };
 
 export interface QueueLog {
   error(obj: object, msg: string): void;
@@ -14,8 +35,15 @@ export interface QueueLog {
 export class JobQueue {
   private readonly boss: PgBoss;
   private started = false;
+  private readonly webhookRetry: WebhookRetry;
 
-  constructor(connectionString: string, log: QueueLog) {
+  constructor(
+    connectionString: string,
+    log: QueueLog,
+    /** WEBHOOK_RETRY_DELAY_SECONDS: the first wait between webhook attempts. */
+    webhookRetryDelaySeconds = DEFAULT_WEBHOOK_RETRY.delaySeconds,
+  ) {
+    this.webhookRetry = { ...DEFAULT_WEBHOOK_RETRY, delaySeconds: webhookRetryDelaySeconds };
     // Two connections: on the embedded database every query is serialized anyway.
     this.boss = new PgBoss({ connectionString, max: 2 });
     this.boss.on('error', (err) => log.error({ err }, 'job queue error'));
@@ -25,6 +53,7 @@ export class JobQueue {
     if (this.started) return;
     await this.boss.start();
     await this.boss.createQueue(QUEUE);
+    await this.boss.createQueue(WEBHOOKS);
     this.started = true;
   }
 
@@ -37,6 +66,25 @@ export class JobQueue {
   async work(handler: (jobId: string) => Promise<void>, concurrency = 2): Promise<void> {
     await this.boss.work<{ jobId: string }>(QUEUE, { batchSize: 1, pollingIntervalSeconds: 1, localConcurrency: concurrency }, async (jobs) => {
       for (const job of jobs) await handler(job.data.jobId);
+    });
+  }
+
+  /** Queues one webhook event; the same event id is queued once. */
+  async sendWebhook(message: QueuedWebhook): Promise<void> {
+    const { delaySeconds, maxDelaySeconds, limit } = this.webhookRetry;
+    await this.boss.send(WEBHOOKS, message, {
+      retryLimit: limit,
+      retryDelay: delaySeconds,
+      retryBackoff: true,
+      retryDelayMax: maxDelaySeconds,
+      singletonKey: message.eventId,
+    });
+  }
+
+  /** Delivers webhook events, `concurrency` at a time, apart from the transcription workers: a slow receiver never holds up a job. */
+  async workWebhooks(handler: (message: QueuedWebhook) => Promise<void>, concurrency = 4): Promise<void> {
+    await this.boss.work<QueuedWebhook>(WEBHOOKS, { batchSize: 1, pollingIntervalSeconds: 1, localConcurrency: concurrency }, async (jobs) => {
+      for (const job of jobs) await handler(job.data);
     });
   }
 

@@ -1,14 +1,24 @@
+import type { LedgerService } from '../credits/ledger.service.js';
 import type { Job } from './job.entity.js';
 import type { JobRepository } from './job.repository.js';
 import type { TaskRunner } from './task-runner.js';
 
-/** Cancelling a job: its hold is released and its work stopped; a finished job is left as it is. */
+/** Ending jobs from outside their work: a caller's cancel, and the sweeper's deadline. */
 export class JobService {
   constructor(
     private readonly jobs: JobRepository,
     private readonly runner: TaskRunner,
+    private readonly ledger: LedgerService,
   ) {}
 
+  /** Fails the jobs past their deadline (a crashed worker's too), releases their holds, and tells who listens; returns how many. */
+  async sweep(): Promise<number> {
+    const swept = await this.ledger.sweepExpired();
+    for (const { jobId, webhookUrl } of swept) this.runner.onEnded(jobId, 'FAILED', webhookUrl);
+    return swept.length;
+  }
+
+  /** Cancels a job: its hold is released and its work stopped; a finished job is left as it is. */
   async cancel(accountId: string, jobId: string): Promise<Job> {
     const job = await this.jobs.get(accountId, jobId);
     if (job.status === 'QUEUED' || job.status === 'RUNNING') await this.runner.cancel(job.id);

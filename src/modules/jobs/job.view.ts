@@ -1,3 +1,4 @@
+import type { WebhookAttempt } from '../webhooks/webhook.service.js';
 import type { Job } from './job.entity.js';
 import type { JobType } from './job.graphql.js';
 
@@ -19,4 +20,10 @@ export function toJobType(job: Job): JobType {
     finishedAt: job.finishedAt,
     deadlineAt: job.deadlineAt,
   };
+}
+
+/** A job as REST shows it (GET /api/jobs/{id}) and webhooks deliver it: with its webhook and the attempts made. */
+export function toJobBody(job: Job, attempts: WebhookAttempt[]): JobType & { webhook: { url: string; attempts: WebhookAttempt[] } | null } {
+  const url = job.input.webhookUrl;
+  return { ...toJobType(job), webhook: typeof url === 'string' ? { url, attempts } : null };
 }

@@ -37,6 +37,12 @@ export interface TaskLog {
 export type TaskObserver = (operation: JobOperation, outcome: string, charged: number) => void;
 
 /**
+ * Told when a job reached its final status (webhooks). `webhookUrl` is what the job's input names,
+ * or undefined when this side does not know it (a cancel).
+ */
+export type JobEndListener = (jobId: string, status: 'SUCCEEDED' | 'FAILED' | 'CANCELED', webhookUrl?: string | null) => void;
+
+/**
  * The life of one task: hold → work → capture, or hold → release on any failure. The job row and
  * the hold are written together, so if this process dies midway the sweeper finds the job past its
  * deadline and releases the hold: nothing is ever lost or charged for a failure.
@@ -44,6 +50,8 @@ export type TaskObserver = (operation: JobOperation, outcome: string, charged: n
 export class TaskRunner {
   /** Work running in this process, so a cancel can stop it. */
   private readonly running = new Map<string, AbortController>();
+  /** Who hears of jobs that ended; set once the services are wired. */
+  onEnded: JobEndListener = () => {};
 
   constructor(
     private readonly ledger: LedgerService,
@@ -78,17 +86,42 @@ export class TaskRunner {
       }
       throw err;
     }
-    return this.carryOut(jobId, opts.operation, opts.timeoutMs, opts.execute);
+    return this.carryOut(jobId, opts.operation, opts.timeoutMs, opts.execute, webhookOf(opts.input));
   }
 
   /**
    * Opens a QUEUED job with its hold and returns its id; a queue worker carries it out later with
-   * `runQueued`. Nothing is charged until it succeeds.
+   * `runQueued`. Nothing is charged until it succeeds. With an idempotency key, the job already
+   * holding the key (queued, running or done) is returned instead (`replayed`); the key with
+   * another request is 422.
    */
-  async enqueue(opts: { principal: Principal; operation: JobOperation; input: Record<string, unknown>; price: number; timeoutMs: number }): Promise<string> {
+  async enqueue(opts: {
+    principal: Principal;
+    operation: JobOperation;
+    input: Record<string, unknown>;
+    price: number;
+    timeoutMs: number;
+    idempotency?: Idempotency | null;
+  }): Promise<{ jobId: string; replayed: boolean }> {
+    const { idempotency } = opts;
+    const existing = async () => {
+      if (!idempotency) return null;
+      const found = await this.ledger.findByIdempotencyKey(opts.principal.accountId, idempotency.key);
+      if (found && found.requestHash !== idempotency.requestHash) throw new AppError('IDEMPOTENCY_KEY_REUSED');
+      return found ? { jobId: found.jobId, replayed: true } : null;
+    };
+    const before = await existing();
+    if (before) return before;
     const jobId = randomUUID();
-    await this.open(jobId, opts, { status: 'QUEUED' });
-    return jobId;
+    try {
+      await this.open(jobId, opts, { status: 'QUEUED', idempotencyKey: idempotency?.key, requestHash: idempotency?.requestHash });
+    } catch (err) {
+      // Lost a race with a twin request carrying the same key: the twin's job is the answer.
+      const twin = isUniqueViolation(err) ? await existing() : null;
+      if (twin) return twin;
+      throw err;
+    }
+    return { jobId, replayed: false };
   }
 
   /** The job row and its hold, in one statement (402 when the account cannot cover the price). */
@@ -126,7 +159,7 @@ export class TaskRunner {
       );
     }, this.cancelPollMs);
     try {
-      await this.carryOut(jobId, operation, Math.max(1, job.deadlineAt.getTime() - Date.now()), (ctx) => execute(ctx, job));
+      await this.carryOut(jobId, operation, Math.max(1, job.deadlineAt.getTime() - Date.now()), (ctx) => execute(ctx, job), webhookOf(job.input));
     } catch {
       // Already recorded on the job row (FAILED, with its code); a queued job has no caller waiting.
     } finally {
@@ -138,6 +171,7 @@ export class TaskRunner {
   async cancel(jobId: string): Promise<boolean> {
     const canceled = await this.ledger.fail(jobId, 'CANCELED', 'CANCELED', 'Canceled by the caller.');
     this.running.get(jobId)?.abort(canceledByCaller());
+    if (canceled) this.onEnded(jobId, 'CANCELED');
     return canceled;
   }
 
@@ -147,6 +181,7 @@ export class TaskRunner {
     operation: JobOperation,
     timeoutMs: number,
     execute: (ctx: TaskContext) => Promise<{ provider: string; result: R }>,
+    webhookUrl: string | null,
   ): Promise<TaskOutcome<R>> {
     const cancel = new AbortController();
     this.running.set(jobId, cancel);
@@ -166,7 +201,7 @@ export class TaskRunner {
       const appError = toAppError(err, signal);
       if (appError.code === 'INTERNAL_ERROR') this.log.error({ err, jobId }, 'task crashed');
       try {
-        await this.ledger.fail(jobId, 'FAILED', appError.code, appError.message);
+        if (await this.ledger.fail(jobId, 'FAILED', appError.code, appError.message)) this.onEnded(jobId, 'FAILED', webhookUrl);
       } catch (releaseError) {
         // The hold stays until the sweeper releases it at the deadline; the caller still learns why.
         this.log.error({ err: releaseError, jobId }, 'could not release a failed task’s hold');
@@ -183,6 +218,7 @@ export class TaskRunner {
       throw new AppError('PROVIDER_TIMEOUT');
     }
     this.observe(operation, 'SUCCEEDED', settlement.charged);
+    this.onEnded(jobId, 'SUCCEEDED', webhookUrl);
     return { jobId, provider: outcome.provider, result: outcome.result, ...settlement, replayed: false };
   }
 
@@ -201,6 +237,11 @@ export class TaskRunner {
       replayed: true,
     };
   }
+}
+
+/** The webhook URL a job's input names, if any. */
+function webhookOf(input: Record<string, unknown>): string | null {
+  return typeof input.webhookUrl === 'string' ? input.webhookUrl : null;
 }
 
 /** Answers at the deadline even when a provider ignores the abort signal. */

@@ -27,4 +27,6 @@ export class TranscriptionType {
 export class TranscribeInput {
   @Field() mediaUrl!: string;
   @Field(() => String, { nullable: true }) language?: string | null;
+  @Field(() => String, { nullable: true, description: 'Where the job is POSTed when it ends, signed per Standard Webhooks (see webhookSecret)' })
+  webhookUrl?: string | null;
 }

@@ -1,4 +1,4 @@
-import { Arg, Args, ArgsType, Ctx, Field, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import { JobType } from '../jobs/job.graphql.js';
 import { toJobType } from '../jobs/job.view.js';
@@ -8,7 +8,7 @@ import { TranscribeInput, TranscriptionType } from './transcription.graphql.js';
 @ArgsType()
 class TranscribeInputArgs {
   @Field(() => TranscribeInput) input!: TranscribeInput;
-  @Field(() => String, { nullable: true, description: 'The same key with the same input within 24 h replays the first result and charges once' })
+  @Field(() => String, { nullable: true, description: 'The same key with the same input within 24 h replays the first result (startTranscription: the same job) and charges once' })
   idempotencyKey?: string | null;
 }
 
@@ -20,9 +20,9 @@ export class TranscriptionResolver {
   }
 
   @Mutation(() => JobType, { description: 'Queue a transcription and return its job at once; follow it with job(id). Credits are held now and charged on success.' })
-  async startTranscription(@Arg('input', () => TranscribeInput) input: TranscribeInput, @Ctx() ctx: GqlContext): Promise<JobType> {
+  async startTranscription(@Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
-    const jobId = await ctx.services.transcription.start(principal, { ...input });
+    const jobId = await ctx.services.transcription.start(principal, { ...input }, { idempotencyKey });
     return toJobType(await ctx.services.jobs.get(principal.accountId, jobId));
   }
 

@@ -15,6 +15,7 @@ import type { Principal } from '../api-keys/api-key.service.js';
 import { idempotencyFor } from '../jobs/idempotency.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { TaskContext, TaskRunner } from '../jobs/task-runner.js';
+import type { WebhookService } from '../webhooks/webhook.service.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
 
 /** The transcription request as the contract spells it. */
@@ -24,7 +25,16 @@ export const transcribeInputSchema = z.strictObject({
     .string({ error: 'must be a string' })
     .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP-47 or ISO-639-1 language code such as en or pt-BR')
     .optional(),
+  /** Where the gateway POSTs the job when it ends (signed per Standard Webhooks). */
+  webhookUrl: httpUrl.optional(),
 });
+
+/** A validated transcription request, as it is stored on the job. */
+interface TranscribeRequest {
+  mediaUrl: string;
+  language: string | null;
+  webhookUrl?: string;
+}
 
 /** The success body of a transcription, on both doors. */
 export interface TranscriptionResponse extends TranscriptResult {
@@ -45,6 +55,7 @@ export class TranscriptionService {
       log: FailoverLog;
       breakers?: CircuitBreakers;
       queue?: JobQueue;
+      webhooks?: WebhookService;
     },
   ) {}
 
@@ -53,29 +64,35 @@ export class TranscriptionService {
     return Math.max(1, Math.ceil(durationSeconds / 60)) * this.deps.config.prices.transcribePerMinute;
   }
 
-  /** Everything checked before any credit is held: input, scope, membership, URL, a provider. */
-  private async prepare(principal: Principal, rawInput: unknown): Promise<{ mediaUrl: string; language: string | null }> {
+  /** Everything checked before any credit is held: input, scope, membership, URLs, a provider. */
+  private async prepare(principal: Principal, rawInput: unknown): Promise<TranscribeRequest> {
     const input = validate(transcribeInputSchema, dropNulls(rawInput as object));
     requireScope(principal, 'transcribe');
     requireMembership(principal);
     const mediaUrl = (await this.deps.client.checkUrl(input.mediaUrl)).toString();
+    // The webhook URL is the caller's too: refused now if it leads somewhere private, and judged again at every delivery.
+    const webhookUrl = input.webhookUrl ? (await this.deps.client.checkUrl(input.webhookUrl)).toString() : undefined;
+    if (webhookUrl && !this.deps.webhooks?.available) throw new AppError('PROVIDER_UNAVAILABLE', 'This instance runs no job queue, which webhooks need.');
     if (this.deps.config.transcribeProviders.length === 0) {
       throw new AppError('PROVIDER_UNAVAILABLE', 'No transcription provider is configured: set OPENAI_API_KEY or OPENAI_BASE_URL, or install pocketsphinx for the offline one.');
     }
-    return { mediaUrl, language: input.language ? input.language.split('-')[0].toLowerCase() : null };
+    const language = input.language ? input.language.split('-')[0].toLowerCase() : null;
+    // Without a webhook the stored input (and so the idempotency fingerprint) is what it always was.
+    return webhookUrl ? { mediaUrl, language, webhookUrl } : { mediaUrl, language };
   }
 
   /** Transcribes while the caller waits. */
   async transcribe(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<TranscriptionResponse> {
-    const { mediaUrl, language } = await this.prepare(principal, rawInput);
+    const request = await this.prepare(principal, rawInput);
+    const { mediaUrl, language } = request;
     const { config, runner } = this.deps;
     // The first minute is held up front; the rest once the media's length is known.
     const initial = this.price(0);
     const outcome = await runner.run({
       principal,
       operation: 'TRANSCRIBE',
-      input: { mediaUrl, language },
-      idempotency: idempotencyFor(options.idempotencyKey, 'TRANSCRIBE', { mediaUrl, language }),
+      input: { ...request },
+      idempotency: idempotencyFor(options.idempotencyKey, 'TRANSCRIBE', { ...request }),
       price: initial,
       timeoutMs: config.transcribeTimeoutMs,
       execute: (ctx) => this.work(mediaUrl, language, initial, ctx),
@@ -90,18 +107,24 @@ export class TranscriptionService {
     };
   }
 
-  /** Queues a transcription and returns its job id at once; `runJob` carries it out on a worker. */
-  async start(principal: Principal, rawInput: unknown): Promise<string> {
-    const { mediaUrl, language } = await this.prepare(principal, rawInput);
+  /**
+   * Queues a transcription and returns its job id at once; `runJob` carries it out on a worker. With
+   * an idempotency key, a repeated request gets the same job back (whatever its state) and is held
+   * and charged once; a failed or canceled job frees its key.
+   */
+  async start(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<string> {
+    const request = await this.prepare(principal, rawInput);
     const { config, runner, queue } = this.deps;
     if (!queue) throw new AppError('PROVIDER_UNAVAILABLE', 'This instance runs no job queue.');
-    const jobId = await runner.enqueue({
+    const { jobId, replayed } = await runner.enqueue({
       principal,
       operation: 'TRANSCRIBE',
-      input: { mediaUrl, language },
+      input: { ...request },
+      idempotency: idempotencyFor(options.idempotencyKey, 'TRANSCRIBE', { ...request }),
       price: this.price(0),
       timeoutMs: config.transcribeTimeoutMs,
     });
+    if (replayed) return jobId;
     try {
       await queue.send(jobId);
     } catch (err) {

@@ -1,0 +1,157 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Webhook } from 'standardwebhooks';
+import { AppError } from '../../errors.js';
+import { FetchError } from '../../net/fetch-error.js';
+import type { GuardedHttpClient } from '../../net/guarded-client.js';
+import type { Job } from '../jobs/job.entity.js';
+import type { JobQueue } from '../jobs/job-queue.js';
+import type { WebhookSecretRepository } from './webhook-secret.repository.js';
+
+export const WEBHOOK_EVENT_TYPES = ['job.succeeded', 'job.failed', 'job.canceled'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** What the queue carries for one event; the same message id on every retry, as Standard Webhooks asks. */
+export interface WebhookMessage {
+  jobId: string;
+  type: WebhookEventType;
+  eventId: string;
+}
+
+/** One delivery attempt, as the job shows it. */
+export interface WebhookAttempt {
+  attempt: number;
+  eventId: string;
+  eventType: WebhookEventType;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  createdAt: Date;
+}
+
+export interface WebhookLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** The event a job's final status makes. */
+export function eventTypeOf(status: string): WebhookEventType | null {
+  if (status === 'SUCCEEDED') return 'job.succeeded';
+  if (status === 'FAILED') return 'job.failed';
+  if (status === 'CANCELED') return 'job.canceled';
+  return null;
+}
+
+/**
+ * Tells a caller's server that its job ended: a POST of `{ type, timestamp, data }` (data: the job as
+ * GET /api/jobs/{id} shows it), signed per Standard Webhooks with the account's secret, through the
+ * guarded client (the URL is the caller's, so the address rules hold at every attempt). Deliveries
+ * ride the durable queue: a non-2xx answer, a timeout or a refused address is retried with
+ * backoff for more than a day, and every attempt is recorded on the job.
+ */
+export class WebhookService {
+  constructor(
+    private readonly deps: {
+      em: () => EntityManager;
+      secrets: WebhookSecretRepository;
+      client: GuardedHttpClient;
+      queue?: JobQueue;
+      log: WebhookLog;
+      /** Time one attempt may take. */
+      timeoutMs: number;
+      /** Builds the job body as the REST door shows it. */
+      view: (job: Job, attempts: WebhookAttempt[]) => Record<string, unknown>;
+      loadJob: (jobId: string) => Promise<Job | null>;
+    },
+  ) {}
+
+  /** Whether deliveries can be made here (they need the durable queue). */
+  get available(): boolean {
+    return !!this.deps.queue;
+  }
+
+  /**
+   * A job ended: queue its event when it has a webhook URL. `webhookUrl` undefined means "not known
+   * here": it is read from the job. Never throws: a lost event is logged, the job's outcome stands.
+   */
+  async jobEnded(jobId: string, type: WebhookEventType, webhookUrl?: string | null): Promise<void> {
+    try {
+      const url = webhookUrl === undefined ? await this.urlOf(jobId) : webhookUrl;
+      if (!url || !this.deps.queue) return;
+      await this.deps.queue.sendWebhook({ jobId, type, eventId: `msg_${jobId.replace(/-/g, '')}` });
+    } catch (err) {
+      this.deps.log.warn({ err, jobId }, 'could not queue a webhook event');
+    }
+  }
+
+  /** One attempt (the queue's handler): throws so the queue retries it later. */
+  async deliver(message: WebhookMessage): Promise<void> {
+    const job = await this.deps.loadJob(message.jobId);
+    const url = job?.input.webhookUrl;
+    if (!job || typeof url !== 'string') return; // the job is gone: nothing to tell
+    const attempts = await this.attempts(job.id);
+    const attempt = attempts.filter((a) => a.eventId === message.eventId).length + 1;
+    const timestamp = new Date();
+    const payload = JSON.stringify({ type: message.type, timestamp: timestamp.toISOString(), data: this.deps.view(job, attempts) });
+    const { secret } = await this.deps.secrets.get(job.accountId);
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-id': message.eventId,
+      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(message.eventId, timestamp, payload),
+    };
+    const started = Date.now();
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    try {
+      const res = await this.deps.client.request(url, {
+        method: 'POST',
+        body: payload,
+        headers,
+        timeoutMs: this.deps.timeoutMs,
+        maxBytes: 64 * 1024,
+        throwOnHttpError: false,
+      });
+      statusCode = res.status;
+      if (res.status < 200 || res.status >= 300) error = `The receiver answered ${res.status}.`;
+    } catch (err) {
+      // Our own words only: the receiver's text never reaches the job.
+      error =
+        err instanceof AppError ? err.message : err instanceof FetchError && err.kind === 'timeout' ? 'The receiver did not answer in time.' : 'The receiver could not be reached.';
+    }
+    const durationMs = Date.now() - started;
+    await this.deps
+      .em()
+      .getConnection()
+      .execute(
+        `insert into webhook_attempt (job_id, event_id, event_type, attempt, status_code, error, duration_ms) values (?, ?, ?, ?, ?, ?, ?)`,
+        [job.id, message.eventId, message.type, attempt, statusCode, error, durationMs],
+      );
+    this.deps.log.info({ jobId: job.id, eventId: message.eventId, attempt, statusCode, error }, 'webhook delivery');
+    if (error) throw new Error(error);
+  }
+
+  /** Every attempt made for a job's events, oldest first. */
+  async attempts(jobId: string): Promise<WebhookAttempt[]> {
+    const rows = await this.deps
+      .em()
+      .getConnection()
+      .execute<{ attempt: number; event_id: string; event_type: WebhookEventType; status_code: number | null; error: string | null; duration_ms: number; created_at: Date | string }[]>(
+        `select attempt, event_id, event_type, status_code, error, duration_ms, created_at from webhook_attempt where job_id = ? order by id`,
+        [jobId],
+      );
+    return rows.map((r) => ({
+      attempt: r.attempt,
+      eventId: r.event_id,
+      eventType: r.event_type,
+      statusCode: r.status_code,
+      error: r.error,
+      durationMs: r.duration_ms,
+      createdAt: new Date(r.created_at),
+    }));
+  }
+
+  private async urlOf(jobId: string): Promise<string | null> {
+    const rows = await this.deps.em().getConnection().execute<{ url: string | null }[]>(`select input->>'webhookUrl' as url from job where id = ?`, [jobId]);
+    return rows[0]?.url ?? null;
+  }
+}

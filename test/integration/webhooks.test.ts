@@ -1,0 +1,312 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { startFakeOpenAi } from '../fakes/openai.fake.js';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { createHarness, type Harness } from '../support/harness.js';
+import { makeMedia } from '../support/media.js';
+
+/** One POST a receiver saw. */
+interface Delivery {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * A webhook receiver on loopback. Each path answers from its own script of statuses (the last one
+ * repeats); 'hang' never answers.
+ */
+async function startReceiver() {
+  const deliveries: Delivery[] = [];
+  const scripts = new Map<string, Array<number | 'hang'>>();
+  const hanging: Array<() => void> = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      deliveries.push({ path, headers: req.headers, body });
+      const script = scripts.get(path) ?? [200];
+      const next = script.length > 1 ? script.shift()! : script[0];
+      if (next === 'hang') return void hanging.push(() => res.destroy());
+      res.writeHead(next, { 'content-type': 'text/plain' }).end(next >= 400 ? 'receiver-internal-text' : 'ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    hostPort: `127.0.0.1:${port}`,
+    deliveries,
+    script: (path: string, statuses: Array<number | 'hang'>) => void scripts.set(path, statuses),
+    at: (path: string) => deliveries.filter((d) => d.path === path),
+    close: () =>
+      new Promise<void>((r) => {
+        hanging.forEach((end) => end());
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/**
+ * The Standard Webhooks reference verification, written out: HMAC-SHA256 with the base64-decoded
+ * secret over `${id}.${timestamp}.${body}`, compared in constant time with each `v1,` signature.
+ */
+function verifyReference(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
+  const id = String(headers['webhook-id']);
+  const timestamp = String(headers['webhook-timestamp']);
+  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest();
+  return String(headers['webhook-signature'])
+    .split(' ')
+    .some((part) => {
+      const [version, signature] = part.split(',');
+      const given = Buffer.from(signature ?? '', 'base64');
+      return version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected);
+    });
+}
+
+describe('webhooks for jobs (Standard Webhooks)', () => {
+  let h: Harness;
+  let site: FakeSite;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+
+  beforeAll(async () => {
+    site = await startFakeSite();
+    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
+    site.route('/endless.mp3', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      res.write(Buffer.alloc(1000));
+    });
+    receiver = await startReceiver();
+    openai = await startFakeOpenAi();
+    h = await createHarness(
+      {
+        FETCH_ALLOW_HOSTS: `${site.hostPort},${receiver.hostPort}`,
+        TRANSCRIBE_PROVIDERS: 'openai',
+        OPENAI_BASE_URL: openai.baseUrl,
+        WEBHOOK_RETRY_DELAY_SECONDS: '1',
+        WEBHOOK_TIMEOUT_SECONDS: '1',
+      },
+      pino({ level: 'silent' }),
+      { queue: true },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await h.close();
+    await receiver.close();
+    await site.close();
+    await openai.close();
+  });
+
+  const until = async <T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 20_000): Promise<T> => {
+    const end = Date.now() + ms;
+    for (;;) {
+      const value = await probe();
+      if (value) return value;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  /** The deliveries to a path once there are at least `n`. */
+  const delivered = (path: string, n = 1) => (receiver.at(path).length >= n ? receiver.at(path) : null);
+
+  const secretOf = async (key: string) => {
+    const res = await h.gql(`{ webhookSecret { secret createdAt } }`, {}, key);
+    expect(res.errors).toBeUndefined();
+    return res.data.webhookSecret.secret as string;
+  };
+
+  it('POSTs the finished job, signed with the account’s secret, to a webhook given on startTranscription', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const secret = await secretOf(key);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(await secretOf(key)).toBe(secret); // the same on every read
+    const started = await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status } }`,
+      { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/gql-hook` } },
+      key,
+    );
+    expect(started.errors).toBeUndefined();
+    const jobId = started.data.startTranscription.id;
+    const [delivery] = await until('a delivery', () => delivered('/gql-hook'));
+    expect(delivery.headers['content-type']).toBe('application/json');
+    expect(delivery.headers['webhook-id']).toMatch(/^msg_/);
+    expect(verifyReference(secret, delivery.headers, delivery.body)).toBe(true);
+    // The package's own verification agrees, and a tampered body fails both.
+    expect(() => new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>)).not.toThrow();
+    expect(verifyReference(secret, delivery.headers, delivery.body.replace('SUCCEEDED', 'FAILED'))).toBe(false);
+    const event = JSON.parse(delivery.body);
+    expect(event).toMatchObject({ type: 'job.succeeded', data: { id: jobId, status: 'SUCCEEDED', operation: 'TRANSCRIBE', creditsCharged: 1 } });
+    expect(new Date(event.timestamp).toISOString()).toBe(event.timestamp);
+    expect(event.data.result.segments.length).toBeGreaterThan(0);
+    // The attempt is on the job, through both doors.
+    const job = await until('the attempt on the job', async () => {
+      const r = await h.gql(`query($id: ID!) { job(id: $id) { webhook { url attempts { attempt eventId eventType statusCode error } } } }`, { id: jobId }, key);
+      return r.data.job.webhook.attempts.length && r.data.job;
+    });
+    expect(job.webhook).toEqual({
+      url: `${receiver.origin}/gql-hook`,
+      attempts: [{ attempt: 1, eventId: delivery.headers['webhook-id'], eventType: 'job.succeeded', statusCode: 200, error: null }],
+    });
+    const rest = await h.request('GET', `/api/jobs/${jobId}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(rest.json().webhook.attempts).toHaveLength(1);
+    expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
+  });
+
+  it('takes webhookUrl in the REST body with Prefer: respond-async, and retries a receiver that fails or hangs', async () => {
+    const { key } = await h.account({ credits: 5 });
+    const secret = await secretOf(key);
+    receiver.script('/flaky', [500, 'hang', 200]);
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/flaky` }, key, { prefer: 'respond-async' });
+    expect(res.statusCode).toBe(202);
+    expect(res.json().webhook).toEqual({ url: `${receiver.origin}/flaky`, attempts: [] });
+    const deliveries = await until('three attempts', () => delivered('/flaky', 3), 30_000);
+    // One event: the same id on every retry, each attempt signed anew and valid.
+    expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
+    for (const d of deliveries) expect(verifyReference(secret, d.headers, d.body)).toBe(true);
+    const attempts = await until('three recorded attempts', async () => {
+      const body = (await h.request('GET', `/api/jobs/${res.json().id}`, { headers: { authorization: `Bearer ${key}` } })).json();
+      return body.webhook.attempts.length >= 3 && body.webhook.attempts;
+    });
+    expect(attempts.map((a: any) => [a.attempt, a.statusCode])).toEqual([
+      [1, 500],
+      [2, null],
+      [3, 200],
+    ]);
+    expect(attempts[0].error).toBe('The receiver answered 500.');
+    expect(attempts[1].error).toBe('The receiver did not answer in time.');
+    expect(JSON.stringify(attempts)).not.toContain('receiver-internal-text');
+  }, 40_000);
+
+  it('announces a canceled job, and a failed one with its error', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const started = await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+      { i: { mediaUrl: `${site.origin}/endless.mp3`, webhookUrl: `${receiver.origin}/cancel-hook` } },
+      key,
+    );
+    const jobId = started.data.startTranscription.id;
+    await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id: jobId }, key);
+    const [canceled] = await until('the cancel event', () => delivered('/cancel-hook'));
+    expect(JSON.parse(canceled.body)).toMatchObject({ type: 'job.canceled', data: { id: jobId, status: 'CANCELED', creditsCharged: 0 } });
+
+    const failing = await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+      { i: { mediaUrl: `${site.origin}/missing.mp3`, webhookUrl: `${receiver.origin}/fail-hook` } },
+      key,
+    );
+    const [failed] = await until('the failure event', () => delivered('/fail-hook'));
+    expect(JSON.parse(failed.body)).toMatchObject({
+      type: 'job.failed',
+      data: { id: failing.data.startTranscription.id, status: 'FAILED', error: { code: 'CONTENT_UNAVAILABLE' }, creditsCharged: 0 },
+    });
+    expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
+  });
+
+  it('refuses a webhook URL on a private address at submission (422 URL_NOT_ALLOWED), through both doors, holding nothing', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const rest = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'http://10.1.2.3/hook' }, key, { prefer: 'respond-async' });
+    expect(rest.statusCode).toBe(422);
+    expect(rest.json().error.code).toBe('URL_NOT_ALLOWED');
+    const gql = await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+      { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'http://169.254.169.254/latest' } },
+      key,
+    );
+    expect(gql.errors?.[0].extensions.code).toBe('URL_NOT_ALLOWED');
+    const bad = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'ftp://x.example/hook' }, key, { prefer: 'respond-async' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.details).toHaveProperty('webhookUrl');
+    expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
+    const jobs = await h.gql(`{ jobs { edges { node { id } } } }`, {}, key);
+    expect(jobs.data.jobs.edges).toEqual([]);
+  });
+
+  it('rotates the secret: the old one stops verifying, the next delivery verifies with the new one', async () => {
+    const { key } = await h.account({ credits: 5 });
+    const old = await secretOf(key);
+    const rotated = await h.gql(`mutation { rotateWebhookSecret { secret } }`, {}, key);
+    const fresh = rotated.data.rotateWebhookSecret.secret;
+    expect(fresh).not.toBe(old);
+    expect(await secretOf(key)).toBe(fresh);
+    await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+      { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/rotated` } },
+      key,
+    );
+    const [d] = await until('a delivery', () => delivered('/rotated'));
+    expect(verifyReference(fresh, d.headers, d.body)).toBe(true);
+    expect(verifyReference(old, d.headers, d.body)).toBe(false);
+    // The secret is stored encrypted, never in clear.
+    const rows = await h.services.webhookSecrets['em']().getConnection().execute(`select encode(secret_enc, 'escape') as s from webhook_secret`);
+    for (const r of rows as { s: string }[]) expect(r.s).not.toContain(fresh.slice(6));
+  });
+
+  it('reading or rotating the secret needs the keys scope', async () => {
+    const { key } = await h.account({ scopes: ['parse', 'transcribe', 'read'] });
+    const res = await h.gql(`{ webhookSecret { secret } }`, {}, key);
+    expect(res.errors?.[0].extensions.code).toBe('FORBIDDEN');
+  });
+});
+
+describe('idempotency for queued work', () => {
+  let h: Harness;
+  let site: FakeSite;
+  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  beforeAll(async () => {
+    site = await startFakeSite();
+    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
+    site.file('/other.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
+    openai = await startFakeOpenAi();
+    h = await createHarness(
+      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
+      pino({ level: 'silent' }),
+      { queue: true },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await h.close();
+    await site.close();
+    await openai.close();
+  });
+
+  it('the same Idempotency-Key with Prefer: respond-async returns the same job and holds once; another body is 422', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const send = (mediaUrl: string, k = 'job-key-1') =>
+      h.rest('/api/transcribe', { mediaUrl }, key, { prefer: 'respond-async', 'idempotency-key': k });
+    const [a, b] = await Promise.all([send(`${site.origin}/talk.mp3`), send(`${site.origin}/talk.mp3`)]);
+    expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
+    expect(a.json().id).toBe(b.json().id);
+    expect(a.headers.location).toBe(b.headers.location);
+    const other = await send(`${site.origin}/other.mp3`);
+    expect(other.statusCode).toBe(422);
+    expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    // After it succeeded, the same key still answers with the same (finished) job and charges nothing more.
+    for (let i = 0; i < 100 && (await h.balance(accountId)).held; i++) await new Promise((r) => setTimeout(r, 100));
+    const again = await send(`${site.origin}/talk.mp3`);
+    expect(again.json()).toMatchObject({ id: a.json().id, status: 'SUCCEEDED' });
+    expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
+  });
+
+  it('startTranscription takes idempotencyKey with the same rules', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const start = (mediaUrl: string) =>
+      h.gql(`mutation($i: TranscribeInput!, $k: String) { startTranscription(input: $i, idempotencyKey: $k) { id } }`, { i: { mediaUrl }, k: 'gql-key' }, key);
+    const first = await start(`${site.origin}/talk.mp3`);
+    const second = await start(`${site.origin}/talk.mp3`);
+    expect(second.data.startTranscription.id).toBe(first.data.startTranscription.id);
+    expect((await start(`${site.origin}/other.mp3`)).errors?.[0].extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    const bad = await h.gql(`mutation { startTranscription(input: { mediaUrl: "${site.origin}/talk.mp3" }, idempotencyKey: "") { id } }`, {}, key);
+    expect(bad.errors?.[0].extensions.code).toBe('INVALID_INPUT');
+    const held = await h.balance(accountId);
+    expect(held.available + held.held).toBe(5);
+  });
+});
