@@ -16,6 +16,7 @@ import { toErrorResponse } from './rest/error-body.js';
 import { registerRateLimits } from './rest/rate-limit.js';
 import { registerRestRoutes } from './rest/routes.js';
 import type { Services } from './services.js';
+import { enterRequest } from './request-scope.js';
 
 export interface AppDeps {
   services: Services;
@@ -39,6 +40,10 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   // Only JSON bodies: anything else is 415.
   app.removeContentTypeParser('text/plain');
 
+  // Work started by a request (a job row, its log lines) knows which request it came from.
+  app.addHook('onRequest', async (req) => {
+    enterRequest(req.id);
+  });
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });

@@ -47,6 +47,9 @@ const envSchema = z.object({
   ASSEMBLYAI_POLL_SECONDS: z.coerce.number().positive().max(60).default(3),
   /** Largest audio upload an OpenAI-compatible server accepts (OpenAI: 25 MB). */
   OPENAI_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  /** Audio longer than this is cut at pauses into pieces transcribed in parallel, OPENAI_CONCURRENCY at a time. */
+  OPENAI_PIECE_SECONDS: z.coerce.number().int().min(30).max(24 * 3600).default(600),
+  OPENAI_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
   PARSE_TIMEOUT_SECONDS: seconds(60),
   TRANSCRIBE_TIMEOUT_SECONDS: seconds(3600),
   SWEEP_INTERVAL_SECONDS: seconds(30),
@@ -122,7 +125,7 @@ export type Config = Readonly<{
   apiKeyPepper: string;
   parseProviders: readonly string[];
   transcribeProviders: readonly string[];
-  openai: Readonly<{ baseUrl: string; apiKey: string | null; model: string; maxUploadBytes: number }>;
+  openai: Readonly<{ baseUrl: string; apiKey: string | null; model: string; maxUploadBytes: number; pieceSeconds: number; concurrency: number }>;
   cobalt: Readonly<{ apiUrl: string | null; apiKey: string | null }>;
   deepgram: Readonly<{ apiKey: string | null; baseUrl: string; model: string }>;
   assemblyai: Readonly<{ apiKey: string | null; baseUrl: string; pollIntervalMs: number }>;
@@ -193,6 +196,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       apiKey: e.OPENAI_API_KEY ?? null,
       model: e.OPENAI_TRANSCRIBE_MODEL,
       maxUploadBytes: e.OPENAI_MAX_UPLOAD_BYTES,
+      pieceSeconds: e.OPENAI_PIECE_SECONDS,
+      concurrency: e.OPENAI_CONCURRENCY,
     },
     cobalt: { apiUrl: e.COBALT_API_URL ?? null, apiKey: e.COBALT_API_KEY ?? null },
     deepgram: { apiKey: e.DEEPGRAM_API_KEY ?? null, baseUrl: e.DEEPGRAM_BASE_URL, model: e.DEEPGRAM_MODEL },

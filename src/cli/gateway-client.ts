@@ -47,15 +47,9 @@ export function connect(o: ConnectionOptions, signal: AbortSignal): Connection {
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new ClientError('INVALID_INPUT', '--api (or MEDIAGATE_API_URL) must be an http(s) URL', 2);
   }
+  // fetch refuses such URLs, and whatever is in them would be printed with the address.
+  if (url.username || url.password) throw new ClientError('INVALID_INPUT', '--api (or MEDIAGATE_API_URL) must not hold a user or password', 2);
   return { api, key, signal };
-}
-
-/** The API address as it may be shown: without any user:password in it. */
-function shown(api: string): string {
-  const url = new URL(api);
-  url.username = '';
-  url.password = '';
-  return url.toString().replace(/\/$/, '');
 }
 
 /** One call to the gateway; any non-2xx answer becomes a ClientError carrying the contract's error body. */
@@ -76,7 +70,7 @@ export async function call(c: Connection, method: string, path: string, opts: { 
     });
   } catch (err) {
     if (c.signal.aborted) throw err;
-    throw new ClientError('UNREACHABLE', `cannot reach ${shown(c.api)}`);
+    throw new ClientError('UNREACHABLE', `cannot reach ${c.api}`);
   }
   if (res.ok) return res;
   const text = await res.text().catch(() => '');
@@ -91,7 +85,7 @@ export async function call(c: Connection, method: string, path: string, opts: { 
   if (body?.error && typeof body.error.code === 'string') {
     throw new ClientError(body.error.code, String(body.error.message ?? ''), 1, body, wait);
   }
-  throw new ClientError(`HTTP_${res.status}`, `${shown(c.api)} answered ${res.status} ${res.statusText}`.trim(), 1, undefined, wait);
+  throw new ClientError(`HTTP_${res.status}`, `${c.api} answered ${res.status} ${res.statusText}`.trim(), 1, undefined, wait);
 }
 
 /** The body as JSON; an answer that is not JSON is not from the gateway. */

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config.js';
-import { splitAudio } from '../media/ffmpeg.js';
+import { cutAudio } from '../media/ffmpeg.js';
 import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
 import { CobaltParseProvider } from './parse/cobalt.adapter.js';
@@ -59,11 +59,13 @@ export function buildTranscriptionProviders(config: Config): TranscriptionProvid
           model: config.openai.model,
           timeoutMs: config.transcribeTimeoutMs,
           maxUploadBytes: config.openai.maxUploadBytes,
+          pieceSeconds: config.openai.pieceSeconds,
+          concurrency: config.openai.concurrency,
           // Pieces go beside the prepared audio, in the task's own temporary folder.
-          split: async (audioPath, seconds, signal) => {
+          cut: async (audioPath, plans, first, signal) => {
             const dir = join(dirname(audioPath), 'pieces');
             await mkdir(dir, { recursive: true });
-            return splitAudio(audioPath, dir, seconds, { signal, ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath });
+            return cutAudio(audioPath, dir, plans, { signal, ffmpegPath: config.ffmpegPath, first });
           },
         });
       case 'deepgram':

@@ -16,6 +16,8 @@ export const verboseJsonFixture = JSON.parse(
 /** One upload as the fake saw it. */
 export interface FakeOpenAiRequest {
   fields: Record<string, string>;
+  /** Every timestamp_granularities[] value sent. */
+  granularities: string[];
   fileName: string;
   fileBytes: number;
   authorization: string | undefined;
@@ -43,7 +45,14 @@ const openAiError = (message: string, param: string | null, code: string | null)
  * refuses a wrong key with OpenAI's 401 body, and by default answers verbose_json whose 2.5 s
  * segments cover the audio length implied by the upload's size. `respond` may override any answer.
  */
-export async function startFakeOpenAi(opts: { apiKey?: string; respond?: (req: FakeOpenAiRequest) => FakeOpenAiResponse | undefined } = {}) {
+export async function startFakeOpenAi(
+  opts: {
+    apiKey?: string;
+    respond?: (req: FakeOpenAiRequest) => FakeOpenAiResponse | undefined;
+    /** Work like a real server: this many milliseconds per second of audio before answering. */
+    msPerAudioSecond?: number;
+  } = {},
+) {
   const requests: FakeOpenAiRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const server = createServer(async (req, res) => {
@@ -70,6 +79,7 @@ export async function startFakeOpenAi(opts: { apiKey?: string; respond?: (req: F
     } catch {
       return send(400, openAiError('Could not parse multipart form', null, null));
     }
+    const granularities = form.getAll('timestamp_granularities[]').map(String);
     const fields: Record<string, string> = {};
     let fileName = '';
     let fileBytes = 0;
@@ -80,7 +90,7 @@ export async function startFakeOpenAi(opts: { apiKey?: string; respond?: (req: F
         fileBytes = v.size;
       }
     }
-    const seen: FakeOpenAiRequest = { fields, fileName, fileBytes, authorization: req.headers.authorization, headers: req.headers };
+    const seen: FakeOpenAiRequest = { fields, granularities, fileName, fileBytes, authorization: req.headers.authorization, headers: req.headers };
     requests.push(seen);
     const custom = opts.respond?.(seen);
     if (custom) {
@@ -98,18 +108,34 @@ export async function startFakeOpenAi(opts: { apiKey?: string; respond?: (req: F
     if (!fileName) return send(400, openAiError("'file' is a required property", 'file', null));
     if (!fields.model) return send(400, openAiError('you must provide a model parameter', 'model', null));
     const duration = Math.max(1, Math.round((fileBytes / BYTES_PER_SECOND) * 100) / 100);
+    if (opts.msPerAudioSecond) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          resolve();
+        }, duration * opts.msPerAudioSecond!);
+        timers.add(t);
+      });
+    }
     const segments = [];
+    const words: { word: string; start: number; end: number }[] = [];
     for (let i = 0; i * 2.5 < duration; i++) {
       const start = i * 2.5;
       const end = Math.min(duration, start + 2.5);
-      segments.push({ id: i, seek: Math.floor(start / 30) * 3000, start, end, text: ` ${SENTENCES[i % SENTENCES.length]}`, tokens: [50364 + i, 50489 + i], temperature: 0, avg_logprob: -0.25, compression_ratio: 1.1, no_speech_prob: 0.01 });
+      const sentence = SENTENCES[i % SENTENCES.length];
+      segments.push({ id: i, seek: Math.floor(start / 30) * 3000, start, end, text: ` ${sentence}`, tokens: [50364 + i, 50489 + i], temperature: 0, avg_logprob: -0.25, compression_ratio: 1.1, no_speech_prob: 0.01 });
+      // OpenAI's word list: words without punctuation, each with its own span, at the top level.
+      const list = sentence.replace(/[.,!?]/g, '').split(' ');
+      const step = (end - start) / list.length;
+      list.forEach((word, j) => words.push({ word, start: Math.round((start + j * step) * 100) / 100, end: Math.round((start + (j + 1) * step * 0.9) * 100) / 100 }));
     }
     send(200, {
       task: 'transcribe',
       language: fields.language ? (NAMES[fields.language] ?? fields.language) : 'english',
       duration,
       text: segments.map((s) => s.text).join(''),
-      segments,
+      ...(granularities.includes('word') ? { words } : {}),
+      ...(granularities.includes('segment') || !granularities.length ? { segments } : {}),
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

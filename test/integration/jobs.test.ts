@@ -150,3 +150,43 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(gql.errors?.[0].extensions.code).toBe('MEMBERSHIP_REQUIRED');
   });
 });
+
+describe('why a queued job failed', () => {
+  it('is on the job (error, requestId) and in the log with the request that opened it', async () => {
+    const { Writable } = await import('node:stream');
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(JSON.parse(chunk.toString()));
+        done();
+      },
+    });
+    const site = await startFakeSite();
+    const openai = await startFakeOpenAi();
+    const h = await createHarness(
+      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
+      pino({ level: 'info' }, sink),
+      { queue: true },
+    );
+    try {
+      const { key } = await h.account({ credits: 5 });
+      const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key, { prefer: 'respond-async', 'x-request-id': 'client-req-42' });
+      expect(res.statusCode).toBe(202);
+      expect(res.headers['x-request-id']).toBe('client-req-42');
+      const id = res.json().id;
+      let job: any;
+      for (let i = 0; i < 100; i++) {
+        job = (await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } })).json();
+        if (job.status === 'FAILED') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(job).toMatchObject({ status: 'FAILED', requestId: 'client-req-42', error: { code: 'CONTENT_UNAVAILABLE', message: 'The media URL answered 404.' } });
+      const logged = lines.find((l) => l.msg === 'task failed' && l.jobId === id);
+      expect(logged).toMatchObject({ requestId: 'client-req-42', operation: 'TRANSCRIBE', code: 'CONTENT_UNAVAILABLE', reason: 'The media URL answered 404.' });
+    } finally {
+      await h.close();
+      await site.close();
+      await openai.close();
+    }
+  });
+});

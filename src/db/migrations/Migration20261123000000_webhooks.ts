@@ -1,6 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Webhooks: each account's signing secret (encrypted with a key derived from the pepper) and every delivery attempt. */
+/**
+ * Webhooks: each account's signing secret (encrypted with a key derived from the pepper) and every
+ * delivery attempt; and the id of the request that opened each job, so a failure can be traced.
+ */
 export class Migration20261123000000_webhooks extends Migration {
   override name = 'Migration20261123000000_webhooks';
 
@@ -24,9 +27,11 @@ export class Migration20261123000000_webhooks extends Migration {
         created_at timestamptz not null default now()
       );`);
     this.addSql(`create index webhook_attempt_job_idx on webhook_attempt (job_id, id);`);
+    this.addSql(`alter table job add column request_id text null;`);
   }
 
   override down(): void {
     this.addSql('drop table if exists webhook_attempt, webhook_secret cascade;');
+    this.addSql('alter table job drop column if exists request_id;');
   }
 }

@@ -20,6 +20,8 @@ export interface OpenJobInput {
   requestHash?: string | null;
   /** QUEUED for work a queue worker picks up later; RUNNING (default) for work that starts now. */
   status?: 'QUEUED' | 'RUNNING';
+  /** The request that opened the job, so its failure can be found in the logs. */
+  requestId?: string | null;
 }
 
 /** A job found by its idempotency key. */
@@ -88,8 +90,8 @@ export class LedgerService {
          where account_id = ? and available >= ?
          returning available
        ), j as (
-         insert into job (id, account_id, api_key_id, operation, status, input, hold_amount, deadline_at, started_at, idempotency_key, request_hash)
-         select ?, ?, ?, ?, ?, ?::jsonb, ?, ?::timestamptz, case when ? = 'RUNNING' then now() end, ?, ? from b
+         insert into job (id, account_id, api_key_id, operation, status, input, hold_amount, deadline_at, started_at, idempotency_key, request_hash, request_id)
+         select ?, ?, ?, ?, ?, ?::jsonb, ?, ?::timestamptz, case when ? = 'RUNNING' then now() end, ?, ?, ? from b
          returning id
        ), e as (
          insert into credit_entry (account_id, kind, amount, available_delta, held_delta, job_id)
@@ -100,7 +102,7 @@ export class LedgerService {
       [
         j.amount, j.amount, j.accountId, j.amount,
         j.jobId, j.accountId, j.apiKeyId, j.operation, j.status ?? 'RUNNING', JSON.stringify(j.input), j.amount, j.deadlineAt.toISOString(),
-        j.status ?? 'RUNNING', j.idempotencyKey ?? null, j.requestHash ?? null,
+        j.status ?? 'RUNNING', j.idempotencyKey ?? null, j.requestHash ?? null, j.requestId ?? null,
         j.accountId, j.amount, -j.amount, j.amount,
         j.accountId,
       ],
@@ -183,13 +185,13 @@ export class LedgerService {
   }
 
   /** QUEUED → RUNNING for the worker that picked the job; null when it was canceled or swept meanwhile. */
-  async markRunning(jobId: string): Promise<{ input: Record<string, unknown>; holdAmount: number; deadlineAt: Date } | null> {
-    const row = await this.one<{ input: Record<string, unknown>; hold_amount: string; deadline_at: string | Date } | undefined>(
+  async markRunning(jobId: string): Promise<{ input: Record<string, unknown>; holdAmount: number; deadlineAt: Date; requestId: string | null } | null> {
+    const row = await this.one<{ input: Record<string, unknown>; hold_amount: string; deadline_at: string | Date; request_id: string | null } | undefined>(
       `update job set status = 'RUNNING', started_at = now() where id = ? and status = 'QUEUED'
-       returning input, hold_amount, deadline_at`,
+       returning input, hold_amount, deadline_at, request_id`,
       [jobId],
     );
-    return row ? { input: row.input, holdAmount: Number(row.hold_amount), deadlineAt: new Date(row.deadline_at) } : null;
+    return row ? { input: row.input, holdAmount: Number(row.hold_amount), deadlineAt: new Date(row.deadline_at), requestId: row.request_id } : null;
   }
 
   /** A job's status now (null when there is no such job). */

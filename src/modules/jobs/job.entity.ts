@@ -8,7 +8,7 @@ export type JobOperation = 'PARSE' | 'TRANSCRIBE';
 /** One parse or transcription task, with the hold it placed and what it finally charged. */
 @Entity({ tableName: 'job' })
 export class Job {
-  [OptionalProps]?: 'apiKeyId' | 'result' | 'errorCode' | 'errorMessage' | 'provider' | 'holdAmount' | 'creditsCharged' | 'balanceAfter' | 'idempotencyKey' | 'requestHash' | 'progress' | 'createdAt' | 'startedAt' | 'finishedAt';
+  [OptionalProps]?: 'apiKeyId' | 'result' | 'errorCode' | 'errorMessage' | 'provider' | 'holdAmount' | 'creditsCharged' | 'balanceAfter' | 'idempotencyKey' | 'requestHash' | 'requestId' | 'progress' | 'createdAt' | 'startedAt' | 'finishedAt';
 
   @PrimaryKey({ type: 'uuid' })
   id!: string;
@@ -55,6 +55,10 @@ export class Job {
 
   @Property({ type: 'text', nullable: true })
   requestHash: string | null = null;
+
+  /** The request that opened the job (its x-request-id), for finding why it failed in the logs. */
+  @Property({ type: 'text', nullable: true })
+  requestId: string | null = null;
 
   @Property({ type: 'float' })
   progress: number = 0;

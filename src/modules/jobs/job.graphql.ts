@@ -21,7 +21,9 @@ export class JobType {
   @Field(() => JSONObject) input!: Record<string, unknown>;
   @Field(() => JSONObject, { nullable: true, description: 'The success body, as the operation returned it' })
   result!: Record<string, unknown> | null;
-  @Field(() => JobErrorType, { nullable: true }) error!: JobErrorType | null;
+  @Field(() => JobErrorType, { nullable: true, description: 'Why the job failed or was canceled' }) error!: JobErrorType | null;
+  @Field(() => String, { nullable: true, description: 'The x-request-id of the request that opened the job (to quote when asking why it failed)' })
+  requestId!: string | null;
   @Field(() => String, { nullable: true }) provider!: string | null;
   @Field(() => Credits, { description: 'Credits held while the job runs' }) creditsHeld!: number;
   @Field(() => Credits) creditsCharged!: number;

@@ -12,6 +12,7 @@ export function toJobType(job: Job): JobType {
     input: job.input,
     result: job.result,
     error: job.errorCode ? { code: job.errorCode, message: job.errorMessage ?? '' } : null,
+    requestId: job.requestId,
     provider: job.provider,
     creditsHeld: job.status === 'QUEUED' || job.status === 'RUNNING' ? job.holdAmount : 0,
     creditsCharged: job.creditsCharged,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, isAppError } from '../../errors.js';
 import type { LedgerService, OpenJobInput } from '../credits/ledger.service.js';
 import type { Principal } from '../api-keys/api-key.service.js';
+import { currentRequestId } from '../../request-scope.js';
 import type { JobOperation } from './job.entity.js';
 
 export interface TaskContext {
@@ -31,6 +32,7 @@ export interface Idempotency {
 
 export interface TaskLog {
   error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
 }
 
 /** Told how each task ended (metrics). */
@@ -86,7 +88,7 @@ export class TaskRunner {
       }
       throw err;
     }
-    return this.carryOut(jobId, opts.operation, opts.timeoutMs, opts.execute, webhookOf(opts.input));
+    return this.carryOut(jobId, opts.operation, opts.timeoutMs, opts.execute, webhookOf(opts.input), currentRequestId());
   }
 
   /**
@@ -131,6 +133,7 @@ export class TaskRunner {
     extra: Pick<OpenJobInput, 'idempotencyKey' | 'requestHash' | 'status'>,
   ): Promise<unknown> {
     return this.ledger.openJob({
+      requestId: currentRequestId(),
       jobId,
       accountId: opts.principal.accountId,
       apiKeyId: opts.principal.apiKeyId,
@@ -159,7 +162,7 @@ export class TaskRunner {
       );
     }, this.cancelPollMs);
     try {
-      await this.carryOut(jobId, operation, Math.max(1, job.deadlineAt.getTime() - Date.now()), (ctx) => execute(ctx, job), webhookOf(job.input));
+      await this.carryOut(jobId, operation, Math.max(1, job.deadlineAt.getTime() - Date.now()), (ctx) => execute(ctx, job), webhookOf(job.input), job.requestId);
     } catch {
       // Already recorded on the job row (FAILED, with its code); a queued job has no caller waiting.
     } finally {
@@ -182,6 +185,7 @@ export class TaskRunner {
     timeoutMs: number,
     execute: (ctx: TaskContext) => Promise<{ provider: string; result: R }>,
     webhookUrl: string | null,
+    requestId: string | null,
   ): Promise<TaskOutcome<R>> {
     const cancel = new AbortController();
     this.running.set(jobId, cancel);
@@ -199,7 +203,9 @@ export class TaskRunner {
       );
     } catch (err) {
       const appError = toAppError(err, signal);
-      if (appError.code === 'INTERNAL_ERROR') this.log.error({ err, jobId }, 'task crashed');
+      // Why a task failed is on the job and in the log, with the request that opened it (a queued job has no caller to tell).
+      if (appError.code === 'INTERNAL_ERROR') this.log.error({ err, jobId, requestId, operation }, 'task crashed');
+      else this.log.warn({ jobId, requestId, operation, code: appError.code, reason: appError.message }, 'task failed');
       try {
         if (await this.ledger.fail(jobId, 'FAILED', appError.code, appError.message)) this.onEnded(jobId, 'FAILED', webhookUrl);
       } catch (releaseError) {

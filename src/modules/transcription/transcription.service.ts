@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
-import { MediaError, extractAudio, probeMedia } from '../../media/ffmpeg.js';
+import { MediaError, probeMedia, startExtraction } from '../../media/ffmpeg.js';
 import { FetchError } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import type { CircuitBreakers } from '../../providers/circuit-breakers.js';
@@ -153,15 +153,32 @@ export class TranscriptionService {
       if (!probe.hasAudio) throw new AppError('NO_MEDIA_FOUND', 'The media has no audio track to transcribe.');
       await ctx.extendHold(this.price(probe.durationSeconds) - held);
       const audioPath = join(dir, 'audio.mp3');
-      await media(() => extractAudio(source, audioPath, { signal: ctx.signal, ffmpegPath: config.ffmpegPath }));
-      await ctx.progress(0.3);
-      const { provider, result } = await runWithFailover(
+      // One ffmpeg pass prepares the audio and finds its pauses; a provider that can starts on the
+      // first pieces while the rest is still being written.
+      const growing = startExtraction(source, audioPath, { signal: ctx.signal, ffmpegPath: config.ffmpegPath, detectSilence: true });
+      const stop = new AbortController();
+      const signal = AbortSignal.any([ctx.signal, stop.signal]);
+      const progress = (fraction: number) => void ctx.progress(0.3 + 0.65 * Math.min(1, Math.max(0, fraction)));
+      const transcription = runWithFailover(
         providers,
-        ctx.signal,
+        signal,
         log,
-        (p) => p.transcribe({ audioPath, mediaUrl, language, durationSeconds: probe.durationSeconds, signal: ctx.signal }),
+        async (p) => {
+          if (!p.readsGrowingAudio) await growing.done;
+          return p.transcribe({ audioPath, mediaUrl, language, durationSeconds: probe.durationSeconds, signal, silences: growing.silences, growing, progress });
+        },
         breakers,
       );
+      transcription.catch(() => undefined); // awaited below, after the extraction's own outcome
+      try {
+        await media(() => growing.done);
+      } catch (err) {
+        // No usable audio: that is the answer, whatever the providers are doing with the first pieces.
+        stop.abort(err);
+        throw err;
+      }
+      await ctx.progress(0.3);
+      const { provider, result } = await transcription;
       const transcript: TranscriptResult = {
         ...result,
         language: result.language ?? language,

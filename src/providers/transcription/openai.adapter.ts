@@ -2,7 +2,8 @@ import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { ProviderError } from '../../errors.js';
-import type { TranscriptResult, TranscriptSegment, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
+import { nextSeam, pieceBetween, seamHorizon, stitchPieces, type PiecePlan, type Seam } from './audio-pieces.js';
+import type { TranscriptResult, TranscriptSegment, TranscriptWord, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
 
 /** Settings of the OpenAI-compatible transcription provider (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_TRANSCRIBE_MODEL). */
 export interface OpenAiTranscriptionOptions {
@@ -15,39 +16,51 @@ export interface OpenAiTranscriptionOptions {
   timeoutMs: number;
   /** OpenAI refuses uploads over 25 MiB; default 25 MiB. */
   maxUploadBytes?: number;
-  /** Cuts audio into pieces of about `seconds` each; without it, audio over the cap is refused. */
-  split?: (audioPath: string, seconds: number, signal: AbortSignal) => Promise<AudioPiece[]>;
+  /** Audio longer than this is cut into pieces transcribed in parallel (OPENAI_PIECE_SECONDS, default 600). */
+  pieceSeconds?: number;
+  /** Pieces of one file transcribed at once (OPENAI_CONCURRENCY, default 4). */
+  concurrency?: number;
+  /** Cuts the planned stretches out of the audio file, numbering them from `first`; without it, long audio goes as one upload and audio over the cap is refused. */
+  cut?: (audioPath: string, plans: readonly PiecePlan[], first: number, signal: AbortSignal) => Promise<{ path: string }[]>;
 }
 
-/** One piece of a longer audio file, and its own length. */
-export interface AudioPiece {
-  path: string;
-  durationSeconds: number;
-}
-
-/** Pieces of one long file transcribed at once: enough to cut the wait, few enough to respect rate limits. */
-const CHUNK_CONCURRENCY = 3;
-
-/** The pieces' transcripts as one: each piece's times shifted by the length of those before it. */
-function stitch(results: TranscriptResult[], pieces: AudioPiece[], request: TranscriptionRequest): TranscriptResult {
-  const segments: TranscriptSegment[] = [];
-  let offset = 0;
-  results.forEach((r, i) => {
-    const length = pieces[i].durationSeconds;
-    for (const s of r.segments) {
-      // A piece's cues cannot run past the piece: clamping keeps the joined time line in order.
-      const start = Math.min(s.start, length);
-      const end = Math.min(Math.max(s.end, start), length);
-      segments.push({ ...s, index: segments.length + 1, start: toMs(start + offset), end: toMs(end + offset) });
+/** At most `size` tasks at once, the rest in order of arrival. */
+class Semaphore {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  constructor(size: number) {
+    this.free = size;
+  }
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free -= 1;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free += 1;
     }
-    offset += pieces[i].durationSeconds;
-  });
-  return {
-    language: results.find((r) => r.language)?.language ?? request.language ?? null,
-    durationSeconds: toMs(offset),
-    text: results.map((r) => r.text).filter(Boolean).join(' '),
-    segments,
-  };
+  }
+}
+
+/**
+ * Gives each segment the words (top-level `words` of verbose_json) that fall in its span by their
+ * middle; a word between two segments goes to the one before it.
+ */
+function attachWords(segments: TranscriptSegment[], raw: unknown): void {
+  if (!Array.isArray(raw) || !segments.length) return;
+  const words: TranscriptWord[] = [];
+  for (const w of raw as Record<string, unknown>[]) {
+    if (typeof w !== 'object' || w === null || !isNum(w.start) || !isNum(w.end) || typeof w.word !== 'string' || !w.word.trim()) continue;
+    words.push({ start: toMs(w.start), end: toMs(Math.max(w.start, w.end)), text: w.word.trim() });
+  }
+  let s = 0;
+  for (const w of words) {
+    const mid = (w.start + w.end) / 2;
+    while (s < segments.length - 1 && mid >= segments[s + 1].start) s++;
+    (segments[s].words ??= []).push(w);
+  }
 }
 
 /** Whisper's language names (verbose_json, including its aliases) → ISO-639-1. */
@@ -91,6 +104,8 @@ interface VerboseJson {
   duration?: unknown;
   text?: unknown;
   segments?: unknown;
+  /** With timestamp_granularities[]=word: every word with its own times. */
+  words?: unknown;
 }
 
 const AUDIO_TYPES: Readonly<Record<string, string>> = {
@@ -108,6 +123,7 @@ const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFin
  */
 export class OpenAiTranscriptionProvider implements TranscriptionProvider {
   readonly name = 'openai';
+  readonly readsGrowingAudio = true;
   private readonly url: string;
   private readonly model: string;
   private readonly maxUploadBytes: number;
@@ -118,28 +134,54 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     this.maxUploadBytes = options.maxUploadBytes ?? 25 * 1024 * 1024;
   }
 
-  /** Uploads the prepared audio file and maps the verbose_json answer onto a TranscriptResult. */
+  /**
+   * Uploads the prepared audio and maps the verbose_json answer onto a TranscriptResult. Audio
+   * longer than a piece (or larger than one upload) is cut at pauses into pieces that are
+   * transcribed a few at a time and laid back on one time line: an hour waits on the slowest
+   * piece, not on one call from start to end. While the audio is still being written, each piece
+   * goes out as soon as it is written, so transcription overlaps the extraction.
+   */
   async transcribe(request: TranscriptionRequest): Promise<TranscriptResult> {
     request.signal.throwIfAborted();
-    const size = await this.sizeOf(request.audioPath);
-    if (size <= this.maxUploadBytes) return this.transcribeFile(request);
-    if (!this.options.split) {
-      throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload limit`);
+    const { cut } = this.options;
+    const duration = request.durationSeconds;
+    // Pieces stay under the upload cap (32 kbit/s MP3 is 4000 bytes a second) with a margin.
+    const capSeconds = Math.max(10, Math.floor((this.maxUploadBytes * 0.9) / 4000));
+    const pieceSeconds = Math.min(this.options.pieceSeconds ?? 600, capSeconds);
+    const growing = request.growing;
+    if (!cut || !nextSeam(0, duration, [], pieceSeconds)) {
+      await growing?.done;
+      const size = await this.sizeOf(request.audioPath);
+      if (size > this.maxUploadBytes) throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload limit`);
+      return this.transcribeFile(request);
     }
-    // Longer than one upload: cut it into pieces under the cap (with a margin for frame
-    // boundaries), transcribe a few at a time, and lay the segments back on one time line.
-    const pieceSeconds = Math.max(10, Math.floor((request.durationSeconds * this.maxUploadBytes * 0.9) / size));
-    const pieces = await this.options.split(request.audioPath, pieceSeconds, request.signal);
-    const results: TranscriptResult[] = new Array(pieces.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < pieces.length) {
-        const i = next++;
-        results[i] = await this.transcribeFile({ ...request, audioPath: pieces[i].path, durationSeconds: pieces[i].durationSeconds });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(CHUNK_CONCURRENCY, pieces.length) }, worker));
-    return stitch(results, pieces, request);
+    const plans: PiecePlan[] = [];
+    const running: Promise<TranscriptResult>[] = [];
+    const slots = new Semaphore(this.options.concurrency ?? 4);
+    let done = 0;
+    let from: Seam = { at: 0, quiet: true };
+    for (;;) {
+      // The seam is chosen once the audio is known a little past it (all of it, when not growing).
+      await growing?.waitFor(seamHorizon(from.at, pieceSeconds));
+      const seam = nextSeam(from.at, duration, growing ? growing.silences : (request.silences ?? []), pieceSeconds) ?? { at: duration, quiet: true };
+      const plan = pieceBetween(from, seam, duration);
+      if (seam.at >= duration) await growing?.done;
+      else await growing?.waitFor(plan.end + 1);
+      const [piece] = await cut(request.audioPath, [plan], plans.length, request.signal);
+      plans.push(plan);
+      running.push(
+        slots.run(async () => {
+          const result = await this.transcribeFile({ ...request, audioPath: piece.path, durationSeconds: plan.end - plan.start });
+          request.progress?.(++done / plans.length);
+          return result;
+        }),
+      );
+      // A failed piece fails the whole at once; the others' answers are not waited for.
+      running.at(-1)!.catch(() => undefined);
+      if (seam.at >= duration) break;
+      from = seam;
+    }
+    return stitchPieces(await Promise.all(running), plans, request.language ?? null);
   }
 
   private async sizeOf(path: string): Promise<number> {
@@ -163,7 +205,9 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     form.append('file', await openAsBlob(request.audioPath, { type: AUDIO_TYPES[ext] ?? 'application/octet-stream' }), basename(request.audioPath));
     form.append('model', this.model);
     form.append('response_format', 'verbose_json');
+    // Segments for the JSON, words for readable subtitles (servers that know no words ignore it).
     form.append('timestamp_granularities[]', 'segment');
+    form.append('timestamp_granularities[]', 'word');
     if (request.language) form.append('language', request.language);
 
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
@@ -223,6 +267,7 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
       if (typeof s !== 'object' || s === null || !isNum(s.start) || !isNum(s.end) || typeof s.text !== 'string') continue;
       segments.push({ index: segments.length + 1, start: toMs(s.start), end: toMs(s.end), text: s.text.trim(), speaker: null });
     }
+    attachWords(segments, body.words);
     const text = (typeof body.text === 'string' ? body.text : segments.map((s) => s.text).join(' ')).trim();
     const duration = isNum(body.duration) ? body.duration : (segments.at(-1)?.end ?? request.durationSeconds);
     const durationSeconds = isNum(duration) && duration >= 0 ? toMs(duration) : null;

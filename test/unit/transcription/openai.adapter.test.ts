@@ -53,7 +53,8 @@ describe('OpenAiTranscriptionProvider', () => {
     const result = await provider().transcribe(request({ language: 'en' }));
     expect(fake.requests).toHaveLength(1);
     expect(fake.requests[0]).toMatchObject({
-      fields: { model: 'whisper-1', response_format: 'verbose_json', 'timestamp_granularities[]': 'segment', language: 'en' },
+      fields: { model: 'whisper-1', response_format: 'verbose_json', language: 'en' },
+      granularities: ['segment', 'word'],
       fileName: 'audio.mp3',
       fileBytes: 30_000,
       authorization: `Bearer ${KEY}`,
@@ -73,10 +74,14 @@ describe('OpenAiTranscriptionProvider', () => {
 
   it("works against the fake's default answer: segments cover the upload, language name → code", async () => {
     const result = await provider({ model: 'whisper-large-v3' }).transcribe(request());
-    expect(fake.requests[0].fields).toEqual({ model: 'whisper-large-v3', response_format: 'verbose_json', 'timestamp_granularities[]': 'segment' });
+    expect(fake.requests[0].fields).toEqual({ model: 'whisper-large-v3', response_format: 'verbose_json', 'timestamp_granularities[]': 'word' });
+    expect(fake.requests[0].granularities).toEqual(['segment', 'word']);
     expect(result.language).toBe('en');
     expect(result.durationSeconds).toBe(7.5);
     expect(result.segments.map((s) => [s.index, s.start, s.end])).toEqual([[1, 0, 2.5], [2, 2.5, 5], [3, 5, 7.5]]);
+    // The words OpenAI lists at the top level go to the segment they fall in.
+    expect(result.segments.map((s) => s.words?.map((w) => w.text).join(' '))).toEqual(['Welcome to the show', 'Today we talk about sound', 'It travels as a wave']);
+    expect(result.segments[1].words?.[0]).toEqual({ start: 2.5, end: expect.any(Number), text: 'Today' });
     expect(result.text).toBe('Welcome to the show. Today we talk about sound. It travels as a wave.');
   });
 

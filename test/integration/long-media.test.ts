@@ -1,0 +1,96 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { startFakeOpenAi } from '../fakes/openai.fake.js';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { createHarness, type Harness } from '../support/harness.js';
+
+/** Sound for 8 s, then 1.3 s of silence, again and again: speech with pauses between sentences. */
+function speechLike(seconds: number): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'mediagate-long-'));
+  try {
+    const out = join(dir, 'speech.mp3');
+    const tone = `aevalsrc='0.4*sin(2*PI*220*t)*sin(2*PI*3*t)*lt(mod(t\\,9.3)\\,8)':s=22050:d=${seconds}`;
+    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', tone, '-ac', '1', '-b:a', '64k', out]);
+    return readFileSync(out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('long media through an OpenAI-compatible server', () => {
+  let h: Harness;
+  let site: FakeSite;
+  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  beforeAll(async () => {
+    site = await startFakeSite();
+    site.file('/lecture.mp3', speechLike(150), 'audio/mpeg');
+    // A server that works 8 ms for each second of audio, so a piece takes a moment a client can see.
+    openai = await startFakeOpenAi({ msPerAudioSecond: 8 });
+    // Pieces of 40 s although one upload (150 s is 600 kB) would fit under the 25 MiB cap.
+    h = await createHarness(
+      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl, OPENAI_PIECE_SECONDS: '40', OPENAI_CONCURRENCY: '2' },
+      pino({ level: 'silent' }),
+      { queue: true },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await h.close();
+    await site.close();
+    await openai.close();
+  });
+
+  it('cuts at pauses into pieces transcribed in parallel and lays them on one time line, through both doors', async () => {
+    const { key, accountId } = await h.account({ credits: 10 });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/lecture.mp3` }, key);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    // Pieces run two at a time, so they arrive in any order; their file names keep the order.
+    const uploads = [...openai.requests].sort((a, b) => a.fileName.localeCompare(b.fileName)).map((r) => r.fileBytes / 4000);
+    expect(openai.requests.map((r) => r.fileName).sort()).toEqual(['piece-0000.mp3', 'piece-0001.mp3', 'piece-0002.mp3', 'piece-0003.mp3']);
+    expect(uploads.length).toBe(4);
+    // Every seam falls in a pause (8.0–9.3 s into each 9.3 s period), not in the sound.
+    let at = 0;
+    for (const seconds of uploads.slice(0, -1)) {
+      at += seconds;
+      const phase = at % 9.3;
+      expect(phase).toBeGreaterThan(7.8);
+      expect(phase).toBeLessThan(9.5);
+      expect(seconds).toBeLessThanOrEqual(40 * 1.1 + 0.5);
+    }
+    expect(at + uploads.at(-1)!).toBeCloseTo(150, 0);
+    expect(body.durationSeconds).toBeCloseTo(150, 0);
+    expect(body.credits.charged).toBe(3);
+    body.segments.forEach((s: { index: number; start: number; end: number }, i: number) => {
+      expect(s.index).toBe(i + 1);
+      if (i > 0) expect(s.start).toBeGreaterThanOrEqual(body.segments[i - 1].end);
+    });
+    expect(body.segments.at(-1).end).toBeGreaterThan(145);
+    expect(await h.balance(accountId)).toEqual({ available: 7, held: 0 });
+
+    openai.requests.length = 0;
+    const gql = await h.gql(`mutation($i: TranscribeInput!) { transcribe(input: $i) { durationSeconds segments { start end } credits { charged } } }`, { i: { mediaUrl: `${site.origin}/lecture.mp3` } }, key);
+    expect(gql.errors).toBeUndefined();
+    expect(openai.requests).toHaveLength(4);
+    expect(gql.data.transcribe.segments.map((s: { start: number }) => s.start)).toEqual(body.segments.map((s: { start: number }) => s.start));
+  });
+
+  it('moves a queued job’s progress piece by piece', async () => {
+    const { key } = await h.account({ credits: 10 });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/lecture.mp3` }, key, { prefer: 'respond-async' });
+    const seen = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const job = (await h.request('GET', `/api/jobs/${res.json().id}`, { headers: { authorization: `Bearer ${key}` } })).json();
+      seen.add(job.progress);
+      if (job.status === 'SUCCEEDED') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // 0.3 after extraction, then a step for each of the four pieces (0.4625, 0.625, 0.7875, 0.95), then 1.
+    const steps = [...seen].filter((p) => p > 0.3 && p < 1);
+    expect(steps.length).toBeGreaterThanOrEqual(1);
+    for (const p of steps) expect([0.4625, 0.625, 0.7875, 0.95].some((q) => Math.abs(q - p) < 1e-6)).toBe(true);
+    expect(seen.has(1)).toBe(true);
+  });
+});
