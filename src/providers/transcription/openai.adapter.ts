@@ -24,6 +24,9 @@ export interface OpenAiTranscriptionOptions {
   cut?: (audioPath: string, plans: readonly PiecePlan[], first: number, signal: AbortSignal) => Promise<{ path: string }[]>;
 }
 
+/** The shortest piece the end of growing audio is cut into. */
+const MIN_TAIL_PIECE_SECONDS = 60;
+
 /** At most `size` tasks at once, the rest in order of arrival. */
 class Semaphore {
   private free: number;
@@ -161,9 +164,12 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     let done = 0;
     let from: Seam = { at: 0, quiet: true };
     for (;;) {
+      // What is written last waits on its own piece after the extraction ends: so while the audio
+      // grows, pieces shrink with what is left (a quarter of it, down to a minute).
+      const length = growing ? Math.min(pieceSeconds, Math.max(MIN_TAIL_PIECE_SECONDS, (duration - from.at) / 4)) : pieceSeconds;
       // The seam is chosen once the audio is known a little past it (all of it, when not growing).
-      await growing?.waitFor(seamHorizon(from.at, pieceSeconds));
-      const seam = nextSeam(from.at, duration, growing ? growing.silences : (request.silences ?? []), pieceSeconds) ?? { at: duration, quiet: true };
+      await growing?.waitFor(seamHorizon(from.at, length));
+      const seam = nextSeam(from.at, duration, growing ? growing.silences : (request.silences ?? []), length) ?? { at: duration, quiet: true };
       const plan = pieceBetween(from, seam, duration);
       if (seam.at >= duration) await growing?.done;
       else await growing?.waitFor(plan.end + 1);
