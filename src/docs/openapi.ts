@@ -96,7 +96,18 @@ const transcriptionResponse = {
       items: {
         type: 'object',
         required: ['index', 'start', 'end', 'text', 'speaker'],
-        properties: { index: int, start: num, end: num, text: str, speaker: nullable(str) },
+        properties: {
+          index: int,
+          start: num,
+          end: num,
+          text: str,
+          speaker: nullable(str),
+          words: {
+            type: 'array',
+            description: 'word timings, when the provider gives them',
+            items: { type: 'object', required: ['start', 'end', 'text'], properties: { start: num, end: num, text: str, speaker: nullable(str) } },
+          },
+        },
       },
     },
     provider: str,

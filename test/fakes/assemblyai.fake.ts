@@ -53,8 +53,23 @@ export async function startFakeAssemblyAi(opts: { apiKey: string; speakerLabels?
         audio_duration: 6,
         text: 'Good morning. Welcome back to the studio.',
         utterances: opts.speakerLabels === false ? null : [
-          { speaker: 'A', text: 'Good morning.', start: 320, end: 1120, confidence: 0.95, words: [] },
-          { speaker: 'B', text: 'Welcome back to the studio.', start: 3100, end: 4600, confidence: 0.92, words: [] },
+          {
+            speaker: 'A', text: 'Good morning.', start: 320, end: 1120, confidence: 0.95,
+            words: [
+              { text: 'Good', start: 320, end: 640, confidence: 0.96, speaker: 'A' },
+              { text: 'morning.', start: 640, end: 1120, confidence: 0.94, speaker: 'A' },
+            ],
+          },
+          {
+            speaker: 'B', text: 'Welcome back to the studio.', start: 3100, end: 4600, confidence: 0.92,
+            words: [
+              { text: 'Welcome', start: 3100, end: 3500, confidence: 0.93, speaker: 'B' },
+              { text: 'back', start: 3500, end: 3800, confidence: 0.95, speaker: 'B' },
+              { text: 'to', start: 3800, end: 3900, confidence: 0.97, speaker: 'B' },
+              { text: 'the', start: 3900, end: 4000, confidence: 0.97, speaker: 'B' },
+              { text: 'studio.', start: 4000, end: 4600, confidence: 0.9, speaker: 'B' },
+            ],
+          },
         ],
       });
     }

@@ -43,6 +43,11 @@ describe('transcribe through AssemblyAI', () => {
         { index: 2, start: 3.1, end: 4.6, text: 'Welcome back to the studio.', speaker: 'speaker_B' },
       ],
     });
+    // Word times come in milliseconds and go out in seconds, with the speaker.
+    expect(res.json().segments[0].words).toEqual([
+      { start: 0.32, end: 0.64, text: 'Good', speaker: 'speaker_A' },
+      { start: 0.64, end: 1.12, text: 'morning.', speaker: 'speaker_A' },
+    ]);
     const [only] = [...fake.transcripts.values()];
     expect(only.body).toMatchObject({ speaker_labels: true, language_code: 'en' });
     expect(String(only.body.audio_url)).toContain('/upload/');

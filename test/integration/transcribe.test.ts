@@ -107,13 +107,14 @@ describe('transcribe', () => {
   it('offers srt and vtt fields through GraphQL', async () => {
     const { key } = await h.account({ credits: 10 });
     const res = await h.gql(
-      `mutation($i: TranscribeInput!) { transcribe(input: $i) { id status language text segments { index start end text } srt vtt credits { charged balance } } }`,
+      `mutation($i: TranscribeInput!) { transcribe(input: $i) { id status language text segments { index start end text words { start end text speaker } } srt vtt credits { charged balance } } }`,
       { i: { mediaUrl: `${site.origin}/short.mp4` } },
       key,
     );
     expect(res.errors).toBeUndefined();
     expect(res.data.transcribe.credits).toEqual({ charged: 1, balance: 9 });
     expectReadableCues(readSrt(res.data.transcribe.srt), res.data.transcribe.segments);
+    expect(res.data.transcribe.segments[0].words[0]).toEqual({ start: 0, end: expect.any(Number), text: 'Welcome', speaker: null });
     expect(res.data.transcribe.vtt).toMatch(/^WEBVTT\n\n00:00:00\.000 --> /);
   });
 

@@ -1,6 +1,14 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { CreditChargeType } from '../parse/parse.graphql.js';
 
+@ObjectType('TranscriptWord', { description: 'One word with its own timing' })
+export class TranscriptWordType {
+  @Field(() => Float, { description: 'seconds' }) start!: number;
+  @Field(() => Float, { description: 'seconds' }) end!: number;
+  @Field() text!: string;
+  @Field(() => String, { nullable: true }) speaker?: string | null;
+}
+
 @ObjectType('TranscriptSegment')
 export class TranscriptSegmentType {
   @Field(() => Int) index!: number;
@@ -8,6 +16,7 @@ export class TranscriptSegmentType {
   @Field(() => Float, { description: 'seconds' }) end!: number;
   @Field() text!: string;
   @Field(() => String, { nullable: true }) speaker!: string | null;
+  @Field(() => [TranscriptWordType], { nullable: true, description: 'Word timings, when the provider gives them' }) words?: TranscriptWordType[] | null;
 }
 
 @ObjectType('Transcription')

@@ -20,14 +20,22 @@ interface Transcript {
   language_code?: string | null;
   audio_duration?: number | null;
   error?: string;
-  utterances?: { speaker?: string; text?: string; start?: number; end?: number }[] | null;
+  utterances?: { speaker?: string; text?: string; start?: number; end?: number; words?: AssemblyWord[] }[] | null;
 }
 
 interface Sentences {
-  sentences?: { text?: string; start?: number; end?: number; speaker?: string | null }[];
+  sentences?: { text?: string; start?: number; end?: number; speaker?: string | null; words?: AssemblyWord[] }[];
 }
 
 const seconds = (ms: number) => Math.round(ms) / 1000;
+
+/** One word as AssemblyAI lists it (times in milliseconds). */
+interface AssemblyWord {
+  text?: string;
+  start?: number;
+  end?: number;
+  speaker?: string | null;
+}
 
 /**
  * AssemblyAI: upload the prepared audio (so AssemblyAI never fetches a caller's URL), create a
@@ -83,10 +91,23 @@ export class AssemblyAiTranscriptionProvider implements TranscriptionProvider {
     }
   }
 
-  private segments(parts: { speaker?: string | null; text?: string; start?: number; end?: number }[]): TranscriptSegment[] {
+  private segments(parts: { speaker?: string | null; text?: string; start?: number; end?: number; words?: AssemblyWord[] }[]): TranscriptSegment[] {
     return parts
       .filter((p) => typeof p.start === 'number' && typeof p.end === 'number' && p.text?.trim())
-      .map((p, i) => ({ index: i + 1, start: seconds(p.start!), end: seconds(p.end!), text: p.text!.trim(), speaker: p.speaker ? `speaker_${p.speaker}` : null }));
+      .map((p, i) => {
+        // Word times are milliseconds, like the rest of AssemblyAI's answer.
+        const words = (p.words ?? [])
+          .filter((w) => typeof w.start === 'number' && typeof w.end === 'number' && w.text?.trim())
+          .map((w) => ({ start: seconds(w.start!), end: seconds(Math.max(w.start!, w.end!)), text: w.text!.trim(), speaker: w.speaker ? `speaker_${w.speaker}` : null }));
+        return {
+          index: i + 1,
+          start: seconds(p.start!),
+          end: seconds(p.end!),
+          text: p.text!.trim(),
+          speaker: p.speaker ? `speaker_${p.speaker}` : null,
+          ...(words.length ? { words } : {}),
+        };
+      });
   }
 
   private async call<T>(path: string, signal: AbortSignal, init: RequestInit = {}): Promise<T> {

@@ -1,6 +1,6 @@
 import { openAsBlob } from 'node:fs';
 import { ProviderError } from '../../errors.js';
-import type { TranscriptResult, TranscriptSegment, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
+import type { TranscriptResult, TranscriptSegment, TranscriptWord, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
 
 export interface DeepgramOptions {
   /** The API origin; the adapter adds /v1/listen (DEEPGRAM_BASE_URL, default https://api.deepgram.com). */
@@ -15,11 +15,33 @@ interface ListenResponse {
   metadata?: { duration?: number };
   results?: {
     channels?: { detected_language?: string; alternatives?: { transcript?: string }[] }[];
-    utterances?: { start?: number; end?: number; transcript?: string; speaker?: number }[];
+    utterances?: { start?: number; end?: number; transcript?: string; speaker?: number; words?: DeepgramWord[] }[];
   };
 }
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+/** One word of an utterance, as Deepgram lists it (punctuated_word with smart_format/punctuate). */
+interface DeepgramWord {
+  word?: string;
+  punctuated_word?: string;
+  start?: number;
+  end?: number;
+  speaker?: number;
+}
+
+/** The words of an utterance with their times, spelled as punctuated; nothing when Deepgram gave none. */
+function wordsOf(words: DeepgramWord[] | undefined): { words?: TranscriptWord[] } {
+  const list = (words ?? [])
+    .filter((w) => typeof w.start === 'number' && typeof w.end === 'number' && (w.punctuated_word ?? w.word)?.trim())
+    .map((w) => ({
+      start: round3(w.start!),
+      end: round3(Math.max(w.start!, w.end!)),
+      text: (w.punctuated_word ?? w.word)!.trim(),
+      speaker: typeof w.speaker === 'number' ? `speaker_${w.speaker}` : null,
+    }));
+  return list.length ? { words: list } : {};
+}
 
 /**
  * Deepgram's pre-recorded `POST /v1/listen`. The gateway uploads the audio it prepared rather than
@@ -71,6 +93,7 @@ export class DeepgramTranscriptionProvider implements TranscriptionProvider {
         end: round3(u.end!),
         text: u.transcript!.trim(),
         speaker: typeof u.speaker === 'number' ? `speaker_${u.speaker}` : null,
+        ...wordsOf(u.words),
       }));
     const text = (channel.alternatives?.[0]?.transcript ?? segments.map((s) => s.text).join(' ')).trim();
     return {

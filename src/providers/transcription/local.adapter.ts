@@ -69,6 +69,7 @@ export function parsePocketsphinx(output: string): TranscriptSegment[] {
         end: round3(words[words.length - 1].end),
         text: words.map((w) => w.word).join(' '),
         speaker: null,
+        words: words.map((w) => ({ start: round3(w.start), end: round3(Math.max(w.start, w.end)), text: w.word })),
       });
     }
     words = [];
