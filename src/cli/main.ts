@@ -2,13 +2,24 @@
 import 'reflect-metadata';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { migrate, openDatabase } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { startServer } from '../server.js';
-import { JobQueue } from '../modules/jobs/job-queue.js';
+import type { Services } from '../services.js';
 import { registerClientCommands } from './client-commands.js';
-import { createServices, startWorkers, type Services } from '../services.js';
+
+/**
+ * The server side (database, ORM, GraphQL, providers) is loaded only by the commands that use it,
+ * so the client commands start fast and work whatever the server code needs.
+ */
+const serverSide = async () => {
+  const [database, services, queue, server] = await Promise.all([
+    import('../db/database.js'),
+    import('../services.js'),
+    import('../modules/jobs/job-queue.js'),
+    import('../server.js'),
+  ]);
+  return { ...database, ...services, ...queue, ...server };
+};
 
 const program = new Command('mediagate')
   .description('mediagate operator commands')
@@ -24,6 +35,7 @@ const int = (label: string) => (v: string) => {
 async function withServices<T>(fn: (s: Services, config: Config) => Promise<T>): Promise<void> {
   const config = loadConfig(process.env, {});
   const log = createLogger({ logLevel: process.env.LOG_LEVEL ?? 'warn' });
+  const { openDatabase, migrate, createServices } = await serverSide();
   const db = await openDatabase(config);
   try {
     await migrate(db.orm);
@@ -71,6 +83,7 @@ program
   .description('serve the HTTP API (GraphQL at /graphql, REST at /api/*)')
   .action(async () => {
     const config = loadConfig();
+    const { startServer } = await serverSide();
     const server = await startServer(config);
     let stopping = false;
     const stop = async (signal: string) => {
@@ -95,6 +108,7 @@ program
   .action(async () => {
     const config = loadConfig();
     const log = createLogger(config);
+    const { openDatabase, migrate, JobQueue, createServices, startWorkers } = await serverSide();
     const db = await openDatabase(config);
     await migrate(db.orm);
     const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
@@ -117,6 +131,7 @@ program
   .description('apply pending database migrations')
   .action(async () => {
     const config = loadConfig();
+    const { openDatabase, migrate } = await serverSide();
     const db = await openDatabase(config);
     try {
       print({ applied: await migrate(db.orm) });
