@@ -2,19 +2,22 @@ import 'reflect-metadata';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { AppError } from './errors.js';
-import type { GqlContext } from './graphql/context.js';
+import { createGqlContext, type GqlContext } from './graphql/context.js';
 import { formatGraphqlError } from './graphql/errors.js';
 import { aliasLimit, depthLimit } from './graphql/limits.js';
 import { buildGraphqlSchema } from './graphql/schema.js';
 import { registerSubscriptions } from './graphql/websocket.js';
-import { requestContext } from './modules/auth.js';
+import { credentialsOf, requestContext } from './modules/auth.js';
 import { toErrorResponse } from './rest/error-body.js';
 import { registerRateLimits } from './rest/rate-limit.js';
+import { registerAccountPage } from './rest/account-page.js';
 import { registerRestRoutes } from './rest/routes.js';
+import { registerSessionRoutes } from './rest/session.routes.js';
 import type { Services } from './services.js';
 import { enterRequest } from './request-scope.js';
 
@@ -39,6 +42,8 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   });
   // Only JSON bodies: anything else is 415.
   app.removeContentTypeParser('text/plain');
+  // The account area's session cookie (mg_session); API callers never need one.
+  await app.register(fastifyCookie);
 
   // Work started by a request (a job row, its log lines) knows which request it came from.
   app.addHook('onRequest', async (req) => {
@@ -109,9 +114,11 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   await apollo.start();
   await app.register(fastifyApollo(apollo), {
     path: '/graphql',
-    context: async (req) => ({ ...requestContext(services.auth, req.headers.authorization, req.id), services }),
+    context: async (req) => createGqlContext(requestContext(services.auth, credentialsOf(req), req.id), services),
   });
 
   registerRestRoutes(app, services);
+  registerSessionRoutes(app, services);
+  await registerAccountPage(app, config);
   return app;
 }

@@ -109,6 +109,13 @@ const envSchema = z.object({
   OIDC_ISSUER: url.optional(),
   OIDC_AUDIENCE: z.string().min(1).optional(),
   OIDC_JWKS_URL: url.optional(),
+  /** The account page's public client id at the OIDC provider; without it the page offers no OIDC sign-in. */
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  /** The gateway's address as browsers reach it (login links point there); default http://localhost:PORT. */
+  PUBLIC_URL: url.refine((u) => !/[?#]/.test(u), 'must have no query or fragment').optional(),
+  /** How long a login link (mediagate account login-link) stays usable, and how long the session it opens lasts. */
+  LOGIN_LINK_MINUTES: z.coerce.number().positive().max(24 * 60).default(10),
+  SESSION_HOURS: z.coerce.number().positive().max(30 * 24).default(8),
   /** When set, GET /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Shares rate-limit counters between instances. */
@@ -149,7 +156,10 @@ export type Config = Readonly<{
   rateLimits: Readonly<{ perKeyPerMinute: number; perIpPerMinute: number }>;
   redisUrl: string | null;
   metricsToken: string | null;
-  oidc: Readonly<{ issuer: string; audience: string; jwksUrl: string | null }> | null;
+  oidc: Readonly<{ issuer: string; audience: string; jwksUrl: string | null; clientId: string | null }> | null;
+  /** Without a trailing slash. */
+  publicUrl: string;
+  sessions: Readonly<{ loginLinkMinutes: number; sessionHours: number }>;
 }>;
 
 export class ConfigError extends Error {
@@ -171,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const e = parsed.data;
   if (e.NODE_ENV === 'production' && !e.API_KEY_PEPPER) problems.push('API_KEY_PEPPER: required when NODE_ENV=production');
   if (Boolean(e.OIDC_ISSUER) !== Boolean(e.OIDC_AUDIENCE)) problems.push('OIDC_ISSUER and OIDC_AUDIENCE: set both, or neither');
+  if (e.OIDC_CLIENT_ID && !e.OIDC_ISSUER) problems.push('OIDC_CLIENT_ID: requires OIDC_ISSUER');
   if (e.PARSE_PROVIDERS.includes('cobalt') && !e.COBALT_API_URL) problems.push('COBALT_API_URL: required when PARSE_PROVIDERS includes cobalt');
   if (e.TRANSCRIBE_PROVIDERS?.includes('deepgram') && !e.DEEPGRAM_API_KEY) problems.push('DEEPGRAM_API_KEY: required when TRANSCRIBE_PROVIDERS includes deepgram');
   if (e.TRANSCRIBE_PROVIDERS?.includes('assemblyai') && !e.ASSEMBLYAI_API_KEY) problems.push('ASSEMBLYAI_API_KEY: required when TRANSCRIBE_PROVIDERS includes assemblyai');
@@ -227,7 +238,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_MINUTE, perIpPerMinute: e.RATE_LIMIT_IP_PER_MINUTE },
     redisUrl: e.REDIS_URL ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,
-    oidc: e.OIDC_ISSUER && e.OIDC_AUDIENCE ? { issuer: e.OIDC_ISSUER, audience: e.OIDC_AUDIENCE, jwksUrl: e.OIDC_JWKS_URL ?? null } : null,
+    oidc:
+      e.OIDC_ISSUER && e.OIDC_AUDIENCE
+        ? { issuer: e.OIDC_ISSUER, audience: e.OIDC_AUDIENCE, jwksUrl: e.OIDC_JWKS_URL ?? null, clientId: e.OIDC_CLIENT_ID ?? null }
+        : null,
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    sessions: { loginLinkMinutes: e.LOGIN_LINK_MINUTES, sessionHours: e.SESSION_HOURS },
     ...overrides,
   };
   return Object.freeze(config);

@@ -11,6 +11,16 @@ export const REDACT_PATHS = [
   '*.apiKey',
   '*.key',
   '*.authorization',
+  // The account area's session: the cookie, the header that sets it, its CSRF token, a login link's token.
+  'req.headers.cookie',
+  'headers.cookie',
+  '*.cookie',
+  'res.headers["set-cookie"]',
+  'req.headers["x-csrf-token"]',
+  'csrfToken',
+  '*.csrfToken',
+  'token',
+  '*.token',
 ];
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {

@@ -6,6 +6,7 @@ import { AccountService } from './modules/accounts/account.service.js';
 import { OidcVerifier } from './modules/accounts/oidc.verifier.js';
 import { Authenticator } from './modules/auth.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
+import { AccountUsageRepository } from './modules/credits/account-usage.repository.js';
 import { CreditHistoryRepository } from './modules/credits/credit-history.repository.js';
 import { CreditUsageRepository } from './modules/credits/credit-usage.repository.js';
 import { LedgerService } from './modules/credits/ledger.service.js';
@@ -16,6 +17,8 @@ import { Job } from './modules/jobs/job.entity.js';
 import { toJobBody } from './modules/jobs/job.view.js';
 import { TaskRunner } from './modules/jobs/task-runner.js';
 import { ParseService } from './modules/parse/parse.service.js';
+import { SessionRepository } from './modules/sessions/session.repository.js';
+import { SessionService } from './modules/sessions/session.service.js';
 import { TranscriptionService } from './modules/transcription/transcription.service.js';
 import { WebhookSecretRepository } from './modules/webhooks/webhook-secret.repository.js';
 import { WebhookService, eventTypeOf } from './modules/webhooks/webhook.service.js';
@@ -31,11 +34,14 @@ export interface Services {
   accounts: AccountService;
   apiKeys: ApiKeyService;
   auth: Authenticator;
+  /** The account area's login links and cookie sessions. */
+  sessions: SessionService;
   ledger: LedgerService;
   jobs: JobRepository;
   jobControl: JobService;
   history: CreditHistoryRepository;
   usage: CreditUsageRepository;
+  accountUsage: AccountUsageRepository;
   parse: ParseService;
   transcription: TranscriptionService;
   webhooks: WebhookService;
@@ -57,6 +63,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
   const metrics = new Metrics();
   const accounts = new AccountService(em, ledger);
   const apiKeys = new ApiKeyService(em, config.apiKeyPepper);
+  const sessions = new SessionService(new SessionRepository(em), accounts, { pepper: config.apiKeyPepper, publicUrl: config.publicUrl, ...config.sessions });
   const jobs = new JobRepository(em);
   const runner = new TaskRunner(ledger, log, (operation, outcome, charged) => {
     metrics.tasks.inc({ operation, outcome });
@@ -82,12 +89,14 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
     metrics,
     accounts,
     apiKeys,
-    auth: new Authenticator(apiKeys, config.oidc ? { verifier: new OidcVerifier(config.oidc), accounts } : null),
+    auth: new Authenticator(apiKeys, config.oidc ? { verifier: new OidcVerifier(config.oidc), accounts } : null, sessions),
+    sessions,
     ledger,
     jobs,
     jobControl: new JobService(jobs, runner, ledger),
     history: new CreditHistoryRepository(em),
     usage: new CreditUsageRepository(em),
+    accountUsage: new AccountUsageRepository(em),
     parse: new ParseService({ config, runner, client, log: failoverLog, breakers, providers: buildParseProviders(config, client) }),
     transcription: new TranscriptionService({
       config,

@@ -153,6 +153,16 @@ account
     withServices((s) => s.accounts.create({ name: o.name, email: o.email, credits: o.credits, membershipDays: o.membershipDays, roles: o.role })),
   );
 
+account
+  .command('login-link <accountId>')
+  .description('a single-use link that signs the account in to /account, for installs without an identity provider')
+  .action((accountId: string) =>
+    withServices(async (s) => {
+      const link = await s.sessions.createLoginLink(accountId);
+      return { url: link.url, expiresAt: link.expiresAt };
+    }),
+  );
+
 const membership = program.command('membership').description('memberships');
 membership
   .command('set <accountId>')

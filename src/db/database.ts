@@ -6,8 +6,9 @@ import { startEmbedded, findRunningEmbedded, type EmbeddedDatabase } from './emb
 import { ENTITIES } from './entities.js';
 import { Migration20261122000000_initial } from './migrations/Migration20261122000000_initial.js';
 import { Migration20261123000000_webhooks } from './migrations/Migration20261123000000_webhooks.js';
+import { Migration20261123010000_sessions } from './migrations/Migration20261123010000_sessions.js';
 
-export const MIGRATIONS = [Migration20261122000000_initial, Migration20261123000000_webhooks];
+export const MIGRATIONS = [Migration20261122000000_initial, Migration20261123000000_webhooks, Migration20261123010000_sessions];
 
 /** An open database: the ORM plus whatever embedded server backs it. */
 export interface Database {

@@ -152,6 +152,84 @@ const IDEMPOTENCY_HEADER = {
   description: 'The same key with the same body within 24 h replays the first result and charges once; 409 while the first runs; 422 with another body',
 };
 
+const CSRF_HEADER = {
+  name: 'x-csrf-token',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description: "Required with the account area's session cookie (not with a Bearer token): the session's csrfToken; without it 403 FORBIDDEN and nothing is done",
+};
+
+const sessionResponse = {
+  type: 'object',
+  required: ['csrfToken', 'expiresAt', 'account'],
+  properties: {
+    csrfToken: { type: 'string', description: 'send it as x-csrf-token on every cookie-authenticated request that may change something' },
+    expiresAt: { type: 'string', format: 'date-time' },
+    account: { type: 'object', required: ['id', 'name'], properties: { id: str, name: str } },
+  },
+};
+
+const sessionJson = { description: 'The session', content: { 'application/json': { schema: { $ref: '#/components/schemas/Session' } } } };
+
+/** The account area's sign-in with a login link (`mediagate account login-link`) and its session cookie. */
+const sessionPaths = {
+  '/account/config.json': {
+    get: {
+      operationId: 'accountConfig',
+      summary: 'Which sign-ins the account page offers',
+      security: [],
+      responses: {
+        '200': {
+          description: 'oidc is null unless OIDC_ISSUER and OIDC_CLIENT_ID are set',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['oidc', 'loginLinks'],
+                properties: {
+                  oidc: nullable({ type: 'object', required: ['issuer', 'clientId'], properties: { issuer: str, clientId: str } }),
+                  loginLinks: { type: 'boolean' },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  '/account/api/session': {
+    post: {
+      operationId: 'startSession',
+      summary: "Spend a login link's token for a session: sets the HttpOnly cookie mg_session",
+      security: [],
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string', description: 'from the link: /account/#login=<token>' } } } } },
+      },
+      responses: {
+        '200': { ...sessionJson, headers: { 'Set-Cookie': { schema: { type: 'string' }, description: 'mg_session=<id>; Path=/; HttpOnly; SameSite=Strict; Max-Age=SESSION_HOURS (Secure over https)' } } },
+        ...errors(['INVALID_INPUT', 'UNAUTHENTICATED', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED']),
+      },
+    },
+    get: {
+      operationId: 'currentSession',
+      summary: 'The current session (the page recovers its CSRF token after a reload)',
+      security: [{ sessionCookie: [] }],
+      responses: { '200': sessionJson, ...errors(['UNAUTHENTICATED', 'RATE_LIMITED']) },
+    },
+  },
+  '/account/api/logout': {
+    post: {
+      operationId: 'endSession',
+      summary: 'End the session on the server and clear the cookie (204 also when there was none)',
+      security: [{ sessionCookie: [] }],
+      parameters: [{ ...CSRF_HEADER, description: "the session's csrfToken; required when the cookie names a live session" }],
+      responses: { '204': { description: 'Signed out' }, ...errors(['FORBIDDEN', 'RATE_LIMITED']) },
+    },
+  },
+};
+
 const COMMON = ['INVALID_INPUT', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED', 'RATE_LIMITED', 'UNAUTHENTICATED', 'INSUFFICIENT_CREDITS', 'MEMBERSHIP_REQUIRED', 'FORBIDDEN', 'UNSUPPORTED_MEDIA_TYPE', 'URL_NOT_ALLOWED', 'NO_MEDIA_FOUND', 'CONTENT_UNAVAILABLE', 'INTERNAL_ERROR', 'PROVIDER_ERROR', 'PROVIDER_UNAVAILABLE', 'PROVIDER_TIMEOUT'] as const;
 
 /** The OpenAPI document of the REST shims, generated from the same schemas the services validate with. */
@@ -168,13 +246,13 @@ export function buildOpenApi(): Record<string, unknown> {
       description: 'The REST shims of mediagate. They run the same operations as the GraphQL mutations parse and transcribe.',
     },
     servers: [{ url: 'http://localhost:4000' }],
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { sessionCookie: [] }],
     paths: {
       '/api/parse': {
         post: {
           operationId: 'parse',
           summary: 'Resolve a public video-page URL into direct media and metadata',
-          parameters: [IDEMPOTENCY_HEADER],
+          parameters: [IDEMPOTENCY_HEADER, CSRF_HEADER],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ParseRequest' } } } },
           responses: {
             '200': { description: 'Parsed', content: { 'application/json': { schema: { $ref: '#/components/schemas/ParseResponse' } } } },
@@ -189,6 +267,7 @@ export function buildOpenApi(): Record<string, unknown> {
           parameters: [
             { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'] }, description: 'srt or vtt returns a subtitle file; Accept: application/x-subrip or text/vtt does the same' },
             IDEMPOTENCY_HEADER,
+            CSRF_HEADER,
           ],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/TranscribeRequest' } } } },
           responses: {
@@ -215,9 +294,18 @@ export function buildOpenApi(): Record<string, unknown> {
           },
         },
       },
+      ...sessionPaths,
     },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: mg_live_<id>_<secret>' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key: mg_live_<id>_<secret>' },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'mg_session',
+          description: "The account area's session (POST /account/api/session); used only without an Authorization header. Requests other than GET/HEAD/OPTIONS also need x-csrf-token.",
+        },
+      },
       schemas: {
         ParseRequest: input(parseInputSchema),
         TranscribeRequest: input(transcribeInputSchema),
@@ -226,6 +314,7 @@ export function buildOpenApi(): Record<string, unknown> {
         Credits: credits,
         ParseResponse: parseResponse,
         TranscriptionResponse: transcriptionResponse,
+        Session: sessionResponse,
         Error: errorBody,
       },
     },

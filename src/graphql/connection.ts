@@ -1,8 +1,12 @@
 import { ClassType, Field, ObjectType } from 'type-graphql';
-import { AppError } from '../errors.js';
+import type { PageInfo as PageInfoShape } from '../modules/paging.js';
+
+// The paging helpers live in a neutral module (repositories use them); GraphQL code may keep
+// importing them from here.
+export { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../modules/paging.js';
 
 @ObjectType()
-export class PageInfo {
+export class PageInfo implements PageInfoShape {
   @Field() hasNextPage!: boolean;
   @Field(() => String, { nullable: true }) endCursor!: string | null;
 }
@@ -20,38 +24,4 @@ export function Connection<T extends object>(node: ClassType<T>, name: string) {
     @Field(() => PageInfo) pageInfo!: PageInfo;
   }
   return ConnectionType;
-}
-
-/** A page of rows ordered newest first by (createdAt, id). */
-export interface Page<T> {
-  edges: { cursor: string; node: T }[];
-  pageInfo: PageInfo;
-}
-
-/**
- * Cursors name a row's position (created_at, id), not an offset, so they stay correct when rows
- * are inserted between pages. Opaque to clients.
- */
-export function encodeCursor(createdAt: Date, id: string | number): string {
-  return Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(iso ?? '');
-  if (!id || Number.isNaN(createdAt.getTime())) throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
-  return { createdAt, id };
-}
-
-/** Clamps a page size: default 20, at most 100. */
-export function pageSize(first: number | null | undefined): number {
-  if (first == null) return 20;
-  if (!Number.isInteger(first) || first < 1 || first > 100) throw new AppError('INVALID_INPUT', 'first must be 1 to 100.', { first: 'must be 1 to 100' });
-  return first;
-}
-
-export function toPage<T>(rows: T[], size: number, key: (row: T) => { createdAt: Date; id: string | number }): Page<T> {
-  const hasNextPage = rows.length > size;
-  const edges = rows.slice(0, size).map((node) => ({ cursor: encodeCursor(key(node).createdAt, key(node).id), node }));
-  return { edges, pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
 }

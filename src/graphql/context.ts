@@ -1,7 +1,15 @@
 import type { RequestContext } from '../modules/auth.js';
 import type { Services } from '../services.js';
+import { createLoaders, type LoaderOptions, type Loaders } from './loaders.js';
 
 /** The GraphQL context: the same request context the REST shims use, plus the services. */
 export interface GqlContext extends RequestContext {
   services: Services;
+  /** This request's batching loaders for related rows (field resolvers use them, never a query per parent). */
+  loaders: Loaders;
+}
+
+/** A fresh context, with fresh loaders, for each HTTP request or subscription operation. */
+export function createGqlContext(request: RequestContext, services: Services, loaderOptions?: LoaderOptions): GqlContext {
+  return { ...request, services, loaders: createLoaders(services, request.principal, loaderOptions) };
 }

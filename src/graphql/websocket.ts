@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { WebSocketServer } from 'ws';
 import { requestContext } from '../modules/auth.js';
 import type { Services } from '../services.js';
+import { createGqlContext } from './context.js';
 import { formatGraphqlError } from './errors.js';
 import { aliasLimit, depthLimit } from './limits.js';
 
@@ -24,7 +25,12 @@ export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchem
         const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
         const fromParams = params.Authorization ?? params.authorization;
         const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
-        return { ...requestContext(services.auth, header, randomUUID()), services };
+        // One context per operation, for as long as the subscription lasts: loaders must not cache.
+        // The account area's cookie works here too, but only with the session's CSRF token in the
+        // connection parameters: a WebSocket is not bound by the same-origin policy.
+        const csrf = params['x-csrf-token'] ?? params.csrfToken;
+        const credentials = { authorization: header, cookie: ctx.extra.request.headers.cookie, csrfToken: typeof csrf === 'string' ? csrf : undefined };
+        return createGqlContext(requestContext(services.auth, credentials, randomUUID()), services, { cache: false });
       },
       // The HTTP door's limits hold here too: depth, aliases and tokens.
       onSubscribe: (_ctx, _id, payload) => {

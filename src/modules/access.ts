@@ -19,3 +19,8 @@ export function isAnalyst(principal: Principal): boolean {
 export function requireAnalyst(principal: Principal): void {
   if (!isAnalyst(principal)) throw new AppError('FORBIDDEN', 'Only analysts and admins may read across accounts.');
 }
+
+/** An account's own rows are its holder's; anyone else's are for analysts and admins. */
+export function requireAccountAccess(principal: Principal, accountId: string): void {
+  if (accountId !== principal.accountId) requireAnalyst(principal);
+}

@@ -1,24 +1,69 @@
+import { fastifyCookie } from '@fastify/cookie';
 import { AppError } from '../errors.js';
 import type { AccountService } from './accounts/account.service.js';
 import type { OidcVerifier } from './accounts/oidc.verifier.js';
 import { type ApiKeyService, type Principal, unauthenticated } from './api-keys/api-key.service.js';
 import { KEY_PREFIX } from './api-keys/api-key.format.js';
+import { CSRF_HEADER, SESSION_COOKIE, csrfMatches, type SessionService } from './sessions/session.service.js';
 
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
+/** Methods that change nothing; every other method needs the CSRF header when a cookie is the credential. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** What a request presents to prove who it is. */
+export interface Credentials {
+  /** The Authorization header; when present it is the only credential looked at. */
+  authorization?: string;
+  /** The raw Cookie header (the account area's `mg_session`). */
+  cookie?: string;
+  /** The HTTP method; unknown counts as one that changes something. */
+  method?: string;
+  /** The `x-csrf-token` header (or, on a WebSocket, the connection parameter). */
+  csrfToken?: string;
+}
+
+/** The credentials of an HTTP request (Fastify's or Node's), for requestContext. */
+export function credentialsOf(req: { method?: string; headers: Record<string, string | string[] | undefined> }): Credentials {
+  const header = (name: string) => {
+    const v = req.headers[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  return { authorization: header('authorization'), cookie: header('cookie'), method: req.method, csrfToken: header(CSRF_HEADER) };
+}
+
+/** The session id in a Cookie header, if there is one. */
+export function sessionIdFrom(cookieHeader: string | undefined): string | undefined {
+  if (!cookieHeader) return undefined;
+  try {
+    return fastifyCookie.parse(cookieHeader)[SESSION_COOKIE] || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Resolves `Authorization: Bearer <token>`: an API key, or (when OIDC is configured) a frontend's
- * OpenID Connect token. Every failure is the same 401, whatever went wrong.
+ * Resolves a request's caller: `Authorization: Bearer <token>` (an API key, or when OIDC is
+ * configured a frontend's OpenID Connect token), or, with no Authorization header, the account
+ * area's session cookie. Every failure to authenticate is the same 401, whatever went wrong. A
+ * cookie is sent by the browser on its own, so a cookie-authenticated request that may change
+ * something must also carry the session's CSRF token: else 403 FORBIDDEN, before anything is done.
  */
 export class Authenticator {
   constructor(
     private readonly apiKeys: ApiKeyService,
     private readonly oidc: { verifier: OidcVerifier; accounts: AccountService } | null = null,
+    private readonly sessions: SessionService | null = null,
   ) {}
 
-  async authenticate(header: string | undefined): Promise<Principal> {
-    if (!header) throw new AppError('UNAUTHENTICATED');
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  async authenticate(credentials: Credentials | string | undefined): Promise<Principal> {
+    const c: Credentials = typeof credentials === 'object' ? credentials : { authorization: credentials };
+    if (!c.authorization) {
+      const sessionId = this.sessions ? sessionIdFrom(c.cookie) : undefined;
+      if (sessionId) return this.fromSession(sessionId, c);
+      throw new AppError('UNAUTHENTICATED');
+    }
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(c.authorization)?.[1];
     if (!token) throw unauthenticated();
     if (this.oidc && !token.startsWith(KEY_PREFIX) && JWT.test(token)) {
       const identity = await this.oidc.verifier.verify(token).catch(() => {
@@ -28,19 +73,29 @@ export class Authenticator {
     }
     return this.apiKeys.authenticate(token);
   }
+
+  private async fromSession(sessionId: string, c: Credentials): Promise<Principal> {
+    const session = await this.sessions!.resolve(sessionId);
+    if (!SAFE_METHODS.has((c.method ?? '').toUpperCase()) && !csrfMatches(session.csrfToken, c.csrfToken)) throw csrfRefused();
+    return session.principal;
+  }
 }
+
+/** The refusal of a cookie-authenticated change without the session's CSRF token. */
+export const csrfRefused = () => new AppError('FORBIDDEN', 'Missing or wrong CSRF token.');
 
 /** What both doors hand to the services for one request. */
 export interface RequestContext {
   requestId: string;
-  /** Resolves the caller once per request; rejects with 401 UNAUTHENTICATED. */
+  /** Resolves the caller once per request; rejects with 401 UNAUTHENTICATED (403 FORBIDDEN for a missing CSRF token). */
   principal(): Promise<Principal>;
 }
 
-export function requestContext(auth: Authenticator, header: string | undefined, requestId: string): RequestContext {
+/** `credentials`: credentialsOf(req), or just an Authorization header's value. */
+export function requestContext(auth: Authenticator, credentials: Credentials | string | undefined, requestId: string): RequestContext {
   let memo: Promise<Principal> | undefined;
   return {
     requestId,
-    principal: () => (memo ??= auth.authenticate(header)),
+    principal: () => (memo ??= auth.authenticate(credentials)),
   };
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { requireScope } from '../modules/access.js';
-import { requestContext } from '../modules/auth.js';
+import { credentialsOf, requestContext } from '../modules/auth.js';
+import { exportCreditHistoryCsv } from '../modules/credits/credit-history.export.js';
 import { toJobBody } from '../modules/jobs/job.view.js';
 import { toSrt, toVtt } from '../modules/transcription/subtitles.js';
 import type { TranscriptSegment } from '../providers/transcription/transcription.types.js';
@@ -16,7 +17,7 @@ export const REST_BODY_LIMIT = 16 * 1024;
  * the same request context, so auth, validation, credits and results cannot differ between doors.
  */
 export function registerRestRoutes(app: FastifyInstance, services: Services): void {
-  const ctx = (req: FastifyRequest) => requestContext(services.auth, req.headers.authorization, req.id);
+  const ctx = (req: FastifyRequest) => requestContext(services.auth, credentialsOf(req), req.id);
 
   app.post('/api/parse', { bodyLimit: REST_BODY_LIMIT }, async (req) => {
     const principal = await ctx(req).principal();
@@ -41,6 +42,17 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
     const principal = await ctx(req).principal();
     requireScope(principal, 'read');
     return jobBody(services, principal.accountId, req.params.id);
+  });
+
+  // The creditHistory query as a CSV download, streamed: errors before the first byte are error bodies.
+  app.get('/api/credit-history.csv', async (req, reply) => {
+    const principal = await ctx(req).principal();
+    const csv = await exportCreditHistoryCsv(services.history, principal, req.query as Record<string, unknown>);
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${csv.filename}"`)
+      .header('cache-control', 'private, no-store')
+      .send(csv.body);
   });
 
   app.get<{ Params: { id: string; ext: string } }>('/api/transcriptions/:file', async (req, reply) => {

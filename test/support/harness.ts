@@ -32,6 +32,8 @@ export interface Harness {
   balance(accountId: string): Promise<{ available: number; held: number }>;
   /** Ledger invariants: entries sum to the balance; nothing negative. */
   ledgerSums(accountId: string): Promise<{ available: number; held: number }>;
+  /** Runs SQL on the test database (to look at rows, or age them). */
+  sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
 
@@ -111,6 +113,7 @@ export async function createHarness(
         );
       return { available: Number(rows[0].a), held: Number(rows[0].h) };
     },
+    sql: (query, params = []) => db.orm.em.fork().getConnection().execute(query, params as any[]),
     async close() {
       await app.close();
       await queue?.stop();

@@ -49,4 +49,18 @@ describe('configuration', () => {
     expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake }).transcribeProviders).toEqual(['local']);
     expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake, TRANSCRIBE_PROVIDERS: 'openai,local' }).transcribeProviders).toEqual(['openai', 'local']);
   });
+
+  it('reads the account area settings: PUBLIC_URL, login link and session lengths, the page’s OIDC client', () => {
+    const base = { API_KEY_PEPPER: 'p'.repeat(32) };
+    expect(loadConfig({ ...base, PORT: '8080' })).toMatchObject({ publicUrl: 'http://localhost:8080', sessions: { loginLinkMinutes: 10, sessionHours: 8 } });
+    expect(loadConfig({ ...base, PUBLIC_URL: 'https://gate.example.com/mg/', LOGIN_LINK_MINUTES: '5', SESSION_HOURS: '12' })).toMatchObject({
+      publicUrl: 'https://gate.example.com/mg',
+      sessions: { loginLinkMinutes: 5, sessionHours: 12 },
+    });
+    expect(loadConfig({ ...base, OIDC_ISSUER: 'https://id.example.com', OIDC_AUDIENCE: 'a', OIDC_CLIENT_ID: 'page' }).oidc).toMatchObject({ clientId: 'page' });
+    expect(loadConfig({ ...base, OIDC_ISSUER: 'https://id.example.com', OIDC_AUDIENCE: 'a' }).oidc).toMatchObject({ clientId: null });
+    for (const bad of [{ PUBLIC_URL: 'ftp://x.example' }, { PUBLIC_URL: 'https://x.example/?a=1' }, { LOGIN_LINK_MINUTES: '0' }, { SESSION_HOURS: 'long' }, { OIDC_CLIENT_ID: 'page' }]) {
+      expect(() => loadConfig({ ...base, ...bad })).toThrow(ConfigError);
+    }
+  });
 });

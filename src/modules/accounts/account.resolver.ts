@@ -1,11 +1,22 @@
-import { Args, Ctx, Query, Resolver } from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, FieldResolver, Query, Resolver, Root } from 'type-graphql';
 import type { Page } from '../../graphql/connection.js';
+import { DateTime } from '../../graphql/scalars.js';
 import { PageArgs } from '../jobs/job.resolver.js';
 import type { GqlContext } from '../../graphql/context.js';
-import { requireAnalyst, requireScope } from '../access.js';
+import { requireAccountAccess, requireAnalyst, requireScope } from '../access.js';
+import { ApiKeyType } from '../api-keys/api-key.graphql.js';
+import { OperationUsageType } from '../credits/usage.graphql.js';
 import { AccountConnection, AccountType } from './account.graphql.js';
 
-@Resolver()
+@ArgsType()
+class UsageWindowArgs {
+  @Field(() => DateTime, { description: 'From this time (inclusive)' }) from!: Date;
+  @Field(() => DateTime, { description: 'Until this time (exclusive); at most 400 days after from' }) to!: Date;
+}
+
+// `membership` and `credits` come with every account row (one joined query for `me`, `accounts`
+// and the account loader), so they need no resolver of their own.
+@Resolver(() => AccountType)
 export class AccountResolver {
   @Query(() => AccountType, { description: "The caller's own account" })
   async me(@Ctx() ctx: GqlContext): Promise<AccountType> {
@@ -20,5 +31,21 @@ export class AccountResolver {
     requireScope(principal, 'read');
     requireAnalyst(principal);
     return ctx.services.accounts.list(first, after);
+  }
+
+  @FieldResolver(() => [ApiKeyType], { description: 'The account’s API keys, never their secrets (scope keys; another account’s for admins and analysts only)' })
+  async apiKeys(@Root() account: AccountType, @Ctx() ctx: GqlContext): Promise<ApiKeyType[]> {
+    const principal = await ctx.principal();
+    requireScope(principal, 'keys');
+    requireAccountAccess(principal, account.id);
+    return ctx.loaders.apiKeys.load(account.id);
+  }
+
+  @FieldResolver(() => [OperationUsageType], { description: 'Credits consumed (captured) per operation in the window (another account’s for admins and analysts only)' })
+  async usage(@Root() account: AccountType, @Args(() => UsageWindowArgs) { from, to }: UsageWindowArgs, @Ctx() ctx: GqlContext): Promise<OperationUsageType[]> {
+    const principal = await ctx.principal();
+    requireScope(principal, 'read');
+    requireAccountAccess(principal, account.id);
+    return ctx.loaders.usage(from, to).load(account.id);
   }
 }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { API_KEY_SCOPES, type Principal } from '../api-keys/api-key.service.js';
 import type { OidcIdentity } from './oidc.verifier.js';
-import { decodeCursor, pageSize, toPage, type Page } from '../../graphql/connection.js';
+import { decodeCursor, pageSize, toPage, type Page } from '../paging.js';
 import type { LedgerService } from '../credits/ledger.service.js';
 import { CreditBalance } from '../credits/credit-balance.entity.js';
 import { ACCOUNT_ROLES, Account, type AccountRole } from './account.entity.js';
@@ -101,6 +101,17 @@ export class AccountService {
     const rows = await this.em().getConnection().execute<ViewRow[]>(`${VIEW_SELECT} where a.id = ?`, [accountId]);
     if (!rows[0]) throw new AppError('NOT_FOUND', 'No such account.');
     return toView(rows[0]);
+  }
+
+  /**
+   * Several accounts as `view` shows them, in one query, in no particular order; ids that are not
+   * accounts are left out. With `onlyAccount`, nothing but that account is read.
+   */
+  async viewMany(ids: readonly string[], onlyAccount: string | null): Promise<AccountView[]> {
+    const wanted = ids.filter((id) => isUuid(id) && (onlyAccount === null || id === onlyAccount));
+    if (!wanted.length) return [];
+    const rows = await this.em().getConnection().execute<ViewRow[]>(`${VIEW_SELECT} where a.id in (?)`, [wanted]);
+    return rows.map(toView);
   }
 
   /** Every account, newest first, for admins and analysts. */

@@ -16,8 +16,8 @@ export interface Principal {
   isMember: boolean;
   /** The account's roles beyond an ordinary holder (analyst, admin). */
   roles: ReadonlySet<string>;
-  /** How the caller signed in: an API key, or a frontend's OpenID Connect token. */
-  via: 'api_key' | 'oidc';
+  /** How the caller signed in: an API key, a frontend's OpenID Connect token, or the account area's session cookie. */
+  via: 'api_key' | 'oidc' | 'session';
 }
 
 
@@ -55,6 +55,16 @@ export class ApiKeyService {
 
   async list(accountId: string): Promise<ApiKey[]> {
     return this.em().find(ApiKey, { accountId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  }
+
+  /**
+   * The keys of several accounts in one query, oldest first (the secret's hash is a lazy property,
+   * so it is not even read). With `onlyAccount`, only that account's keys are read.
+   */
+  async listForAccounts(accountIds: readonly string[], onlyAccount: string | null): Promise<ApiKey[]> {
+    const wanted = accountIds.filter((id) => isUuid(id) && (onlyAccount === null || id === onlyAccount));
+    if (!wanted.length) return [];
+    return this.em().find(ApiKey, { accountId: { $in: wanted } }, { orderBy: { createdAt: 'asc', id: 'asc' } });
   }
 
   /** Revokes a key (idempotent). With `accountId`, only that account's keys are visible. */

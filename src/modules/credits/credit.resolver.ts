@@ -1,8 +1,10 @@
-import { Args, ArgsType, Ctx, Field, ID, Int, Query, Resolver } from 'type-graphql';
+import { Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
 import { DateTime } from '../../graphql/scalars.js';
 import { isAnalyst, requireAnalyst, requireScope } from '../access.js';
+import { JobType } from '../jobs/job.graphql.js';
+import { toJobRoot, type JobRoot } from '../jobs/job.resolver.js';
 import type { UsageDimension, UsageGrouping } from './credit-usage.repository.js';
 import { UsageBucketType, UsageDimensionEnum, UsageGroupingEnum } from './usage.graphql.js';
 import type { CreditEntry, CreditEntryKind } from './credit-entry.entity.js';
@@ -26,7 +28,7 @@ class CreditUsageArgs {
   @Field(() => UsageDimensionEnum, { nullable: true, description: 'Default OPERATION' }) by?: UsageDimension | null;
 }
 
-@Resolver()
+@Resolver(() => CreditEntryType)
 export class CreditResolver {
   @Query(() => [UsageBucketType], { description: 'Credits consumed per period; analysts see every account, others their own' })
   async creditUsage(@Ctx() ctx: GqlContext, @Args(() => CreditUsageArgs) { from, to, groupBy, by }: CreditUsageArgs): Promise<UsageBucketType[]> {
@@ -51,6 +53,13 @@ export class CreditResolver {
     if (accountId && accountId !== principal.accountId) requireAnalyst(principal);
     const page = await ctx.services.history.list({ accountId: accountId ?? principal.accountId, from, to, kinds, first, after });
     return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toEntryType(e.node) })) };
+  }
+
+  @FieldResolver(() => JobType, { nullable: true, description: 'The task the entry belongs to; null for grants and adjustments' })
+  async job(@Root() entry: CreditEntryType, @Ctx() ctx: GqlContext): Promise<JobRoot | null> {
+    if (!entry.jobId) return null;
+    const job = await ctx.loaders.job.load(entry.jobId);
+    return job && toJobRoot(job);
   }
 }
 

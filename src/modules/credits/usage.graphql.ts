@@ -13,3 +13,10 @@ export class UsageBucketType {
   @Field(() => Credits) credits!: number;
   @Field(() => Int, { description: 'Successful tasks' }) tasks!: number;
 }
+
+@ObjectType('OperationUsage', { description: 'Credits one account consumed (captured) by one operation in a window' })
+export class OperationUsageType {
+  @Field({ description: 'PARSE or TRANSCRIBE' }) operation!: string;
+  @Field(() => Credits) credits!: number;
+  @Field(() => Int, { description: 'Successful tasks' }) tasks!: number;
+}

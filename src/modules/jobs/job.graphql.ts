@@ -3,17 +3,18 @@ import { Connection } from '../../graphql/connection.js';
 import { stringEnum } from '../../graphql/enums.js';
 import { Credits, DateTime, JSONObject } from '../../graphql/scalars.js';
 import { JOB_STATUSES, type JobStatus } from './job.entity.js';
+import type { JobErrorView, JobView } from './job.view.js';
 
 export const JobStatusEnum = stringEnum(JOB_STATUSES, 'JobStatus');
 
 @ObjectType('JobError')
-export class JobErrorType {
+export class JobErrorType implements JobErrorView {
   @Field() code!: string;
   @Field() message!: string;
 }
 
 @ObjectType('Job', { description: 'One parse or transcription task' })
-export class JobType {
+export class JobType implements JobView {
   @Field(() => ID) id!: string;
   @Field({ description: 'PARSE or TRANSCRIBE' }) operation!: string;
   @Field(() => JobStatusEnum) status!: JobStatus;

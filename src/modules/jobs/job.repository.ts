@@ -1,6 +1,6 @@
 import { isUuid } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { decodeCursor, pageSize, toPage, type Page } from '../../graphql/connection.js';
+import { decodeCursor, pageSize, toPage, type Page } from '../paging.js';
 import { AppError } from '../../errors.js';
 import { Job } from './job.entity.js';
 
@@ -14,6 +14,13 @@ export class JobRepository {
     const job = isUuid(id) ? await this.em().findOne(Job, { id, accountId }) : null;
     if (!job) throw new AppError('NOT_FOUND', 'No such job.');
     return job;
+  }
+
+  /** Several jobs by id in one query, in no particular order. With `onlyAccount`, only that account's jobs are read. */
+  async getMany(ids: readonly string[], onlyAccount: string | null): Promise<Job[]> {
+    const wanted = ids.filter(isUuid);
+    if (!wanted.length) return [];
+    return this.em().find(Job, { id: { $in: wanted }, ...(onlyAccount === null ? {} : { accountId: onlyAccount }) });
   }
 
   async list(accountId: string, first: number | null | undefined, after: string | null | undefined): Promise<Page<Job>> {

@@ -1,7 +1,10 @@
-import { Arg, Args, ArgsType, Ctx, Field, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
-import { requireScope } from '../access.js';
+import { AppError } from '../../errors.js';
+import { requireAccountAccess, requireScope } from '../access.js';
+import { AccountType } from '../accounts/account.graphql.js';
+import type { Job } from './job.entity.js';
 import { JobConnection, JobType } from './job.graphql.js';
 import { watchJob } from './job-updates.js';
 import { toJobType } from './job.view.js';
@@ -13,20 +16,27 @@ export class PageArgs {
   @Field(() => String, { nullable: true, description: 'The endCursor of the previous page' }) after?: string | null;
 }
 
-@Resolver()
+/** A Job as the resolvers hand it on: its public view, plus the owner that `account` follows (not a field itself). */
+export type JobRoot = JobType & { accountId?: string };
+
+export function toJobRoot(job: Job): JobRoot {
+  return { ...toJobType(job), accountId: job.accountId };
+}
+
+@Resolver(() => JobType)
 export class JobResolver {
   @Query(() => JobType, { description: 'One of the caller’s jobs' })
   async job(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
-    return toJobType(await ctx.services.jobs.get(principal.accountId, id));
+    return toJobRoot(await ctx.services.jobs.get(principal.accountId, id));
   }
 
   @Mutation(() => JobType, { description: 'Cancel a queued or running job: its hold is released and nothing is charged. A finished job is returned as it is.' })
   async cancelJob(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
-    return toJobType(await ctx.services.jobControl.cancel(principal.accountId, id));
+    return toJobRoot(await ctx.services.jobControl.cancel(principal.accountId, id));
   }
 
   @Subscription(() => JobType, {
@@ -39,8 +49,8 @@ export class JobResolver {
       // The first read happens here, so an unknown id fails the subscription itself.
       const first = await updates.next();
       return (async function* () {
-        if (!first.done) yield toJobType(first.value);
-        for await (const job of updates) yield toJobType(job);
+        if (!first.done) yield toJobRoot(first.value);
+        for await (const job of updates) yield toJobRoot(job);
       })();
     },
   })
@@ -53,6 +63,17 @@ export class JobResolver {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
     const page = await ctx.services.jobs.list(principal.accountId, first, after);
-    return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toJobType(e.node) })) };
+    return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toJobRoot(e.node) })) };
+  }
+
+  @FieldResolver(() => AccountType, { description: 'The account the job belongs to' })
+  async account(@Root() job: JobRoot, @Ctx() ctx: GqlContext): Promise<AccountType> {
+    // A job handed on without its owner (startTranscription's) finds it through the job loader.
+    const accountId = job.accountId ?? (await ctx.loaders.job.load(job.id))?.accountId;
+    if (!accountId) throw new AppError('NOT_FOUND', 'No such job.');
+    requireAccountAccess(await ctx.principal(), accountId);
+    const account = await ctx.loaders.account.load(accountId);
+    if (!account) throw new AppError('NOT_FOUND', 'No such account.');
+    return account;
   }
 }

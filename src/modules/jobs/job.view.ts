@@ -1,9 +1,41 @@
 import type { WebhookAttempt } from '../webhooks/webhook.service.js';
-import type { Job } from './job.entity.js';
-import type { JobType } from './job.graphql.js';
+import type { Job, JobStatus } from './job.entity.js';
+
+/** Why a job failed or was canceled. */
+export interface JobErrorView {
+  code: string;
+  message: string;
+}
+
+/**
+ * The public face of a job row, the same for every door: GraphQL's `Job` type implements it, REST
+ * (GET /api/jobs/{id}) and webhooks send it as JSON.
+ */
+export interface JobView {
+  id: string;
+  /** PARSE or TRANSCRIBE */
+  operation: string;
+  status: JobStatus;
+  /** 0..1 */
+  progress: number;
+  input: Record<string, unknown>;
+  result: Record<string, unknown> | null;
+  error: JobErrorView | null;
+  requestId: string | null;
+  provider: string | null;
+  creditsHeld: number;
+  creditsCharged: number;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  deadlineAt: Date;
+}
+
+/** A job as REST shows it (GET /api/jobs/{id}) and webhooks deliver it: with its webhook and the attempts made. */
+export type JobBody = JobView & { webhook: { url: string; attempts: WebhookAttempt[] } | null };
 
 /** The public face of a job row. */
-export function toJobType(job: Job): JobType {
+export function toJobView(job: Job): JobView {
   return {
     id: job.id,
     operation: job.operation,
@@ -23,8 +55,10 @@ export function toJobType(job: Job): JobType {
   };
 }
 
-/** A job as REST shows it (GET /api/jobs/{id}) and webhooks deliver it: with its webhook and the attempts made. */
-export function toJobBody(job: Job, attempts: WebhookAttempt[]): JobType & { webhook: { url: string; attempts: WebhookAttempt[] } | null } {
+/** The name the resolvers use: GraphQL's `JobType` implements `JobView`, so a view is a valid `Job`. */
+export const toJobType = toJobView;
+
+export function toJobBody(job: Job, attempts: WebhookAttempt[]): JobBody {
   const url = job.input.webhookUrl;
-  return { ...toJobType(job), webhook: typeof url === 'string' ? { url, attempts } : null };
+  return { ...toJobView(job), webhook: typeof url === 'string' ? { url, attempts } : null };
 }

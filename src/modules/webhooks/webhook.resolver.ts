@@ -27,6 +27,6 @@ export class JobWebhookResolver {
   async webhook(@Root() job: JobType, @Ctx() ctx: GqlContext): Promise<JobWebhookType | null> {
     const url = job.input.webhookUrl;
     if (typeof url !== 'string') return null;
-    return { url, attempts: await ctx.services.webhooks.attempts(job.id) };
+    return { url, attempts: await ctx.loaders.webhookAttempts.load(job.id) };
   }
 }

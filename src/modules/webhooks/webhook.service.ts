@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Webhook } from 'standardwebhooks';
+import { isUuid } from '../../db/sql-values.js';
 import { AppError } from '../../errors.js';
 import { FetchError } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
@@ -26,6 +27,30 @@ export interface WebhookAttempt {
   error: string | null;
   durationMs: number;
   createdAt: Date;
+}
+
+interface AttemptRow {
+  attempt: number;
+  event_id: string;
+  event_type: WebhookEventType;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: Date | string;
+}
+
+const ATTEMPT_SELECT = `select w.job_id, w.attempt, w.event_id, w.event_type, w.status_code, w.error, w.duration_ms, w.created_at from webhook_attempt w`;
+
+function toAttempt(r: AttemptRow): WebhookAttempt {
+  return {
+    attempt: r.attempt,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    statusCode: r.status_code,
+    error: r.error,
+    durationMs: r.duration_ms,
+    createdAt: new Date(r.created_at),
+  };
 }
 
 export interface WebhookLog {
@@ -132,22 +157,31 @@ export class WebhookService {
 
   /** Every attempt made for a job's events, oldest first. */
   async attempts(jobId: string): Promise<WebhookAttempt[]> {
+    const rows = await this.deps.em().getConnection().execute<AttemptRow[]>(`${ATTEMPT_SELECT} where w.job_id = ? order by w.id`, [jobId]);
+    return rows.map(toAttempt);
+  }
+
+  /**
+   * The attempts of several jobs in one query, each job's oldest first, keyed by job id. With
+   * `onlyAccount`, only that account's jobs' attempts are read.
+   */
+  async attemptsForJobs(jobIds: readonly string[], onlyAccount: string | null): Promise<Map<string, WebhookAttempt[]>> {
+    const byJob = new Map<string, WebhookAttempt[]>();
+    const wanted = jobIds.filter(isUuid);
+    if (!wanted.length) return byJob;
     const rows = await this.deps
       .em()
       .getConnection()
-      .execute<{ attempt: number; event_id: string; event_type: WebhookEventType; status_code: number | null; error: string | null; duration_ms: number; created_at: Date | string }[]>(
-        `select attempt, event_id, event_type, status_code, error, duration_ms, created_at from webhook_attempt where job_id = ? order by id`,
-        [jobId],
+      .execute<(AttemptRow & { job_id: string })[]>(
+        `${ATTEMPT_SELECT} join job j on j.id = w.job_id where w.job_id in (?) ${onlyAccount === null ? '' : 'and j.account_id = ?'} order by w.id`,
+        [wanted, ...(onlyAccount === null ? [] : [onlyAccount])],
       );
-    return rows.map((r) => ({
-      attempt: r.attempt,
-      eventId: r.event_id,
-      eventType: r.event_type,
-      statusCode: r.status_code,
-      error: r.error,
-      durationMs: r.duration_ms,
-      createdAt: new Date(r.created_at),
-    }));
+    for (const r of rows) {
+      const list = byJob.get(r.job_id) ?? [];
+      list.push(toAttempt(r));
+      byJob.set(r.job_id, list);
+    }
+    return byJob;
   }
 
   private async urlOf(jobId: string): Promise<string | null> {

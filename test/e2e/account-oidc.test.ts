@@ -1,0 +1,98 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Provider from 'oidc-provider';
+import type { Browser } from 'playwright-core';
+import { createHarness, type Harness } from '../support/harness.js';
+import { SCREENSHOTS, launchBrowser } from '../support/browser.js';
+
+/**
+ * Signing in to the account area through OpenID Connect: a real OpenID provider (node
+ * oidc-provider) on loopback, Authorization Code with PKCE in the browser, the ID token verified by
+ * the gateway against the provider's JWKS.
+ */
+describe('the account area in a real browser (OpenID Connect with PKCE)', () => {
+  let h: Harness;
+  let browser: Browser;
+  let idp: Server;
+  let issuer: string;
+  const tokenRequests: string[] = [];
+  // oidc-provider warns that its development defaults are for development, which this is.
+  const warn = console.warn;
+
+  beforeAll(async () => {
+    console.warn = (...args: unknown[]) => void (String(args[0]).startsWith('oidc-provider WARNING') || warn(...args));
+    // The gateway's address is needed for the client's redirect URI, and the issuer's for the gateway.
+    idp = createServer();
+    await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
+    issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+    h = await createHarness({ OIDC_ISSUER: issuer, OIDC_AUDIENCE: 'mediagate-account', OIDC_CLIENT_ID: 'mediagate-account' });
+    const provider = new Provider(issuer, {
+      clients: [
+        {
+          client_id: 'mediagate-account',
+          application_type: 'native', // loopback http redirect URIs are allowed for native clients
+          token_endpoint_auth_method: 'none', // a public client: the browser holds no secret, PKCE protects the code
+          redirect_uris: [`${h.url}/account/`],
+          post_logout_redirect_uris: [`${h.url}/account/`],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+        },
+      ],
+      findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, name: `Ada ${sub}`, email: `${sub}@example.com` }) }),
+      claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
+      // The gateway reads the name from the ID token itself (it calls no userinfo endpoint).
+      conformIdTokenClaims: false,
+      clientBasedCORS: (_ctx, origin) => origin === h.url,
+      features: { devInteractions: { enabled: true } },
+    });
+    provider.on('grant.success', () => tokenRequests.push('code exchanged'));
+    idp.on('request', provider.callback());
+    browser = await launchBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    console.warn = warn;
+    await browser?.close();
+    await h?.close();
+    idp?.closeAllConnections();
+    await new Promise<void>((r) => idp?.close(() => r()));
+  });
+
+  it('signs in with the provider (code + PKCE) and shows the account made on first sign-in', async () => {
+    const page = await browser.newPage({ viewport: { width: 1024, height: 800 } });
+    const authorize: URL[] = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${issuer}/auth`)) authorize.push(new URL(r.url()));
+    });
+    await page.goto(`${h.url}/account/`);
+    await page.getByRole('button', { name: `Sign in with 127.0.0.1:${new URL(issuer).port}` }).click();
+    // The provider's own sign-in and consent pages.
+    await page.locator('input[name="login"]').fill('ada');
+    await page.locator('input[name="password"]').fill('any');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor({ timeout: 20_000 });
+    expect(authorize[0].searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize[0].searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(tokenRequests).toEqual(['code exchanged']);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Ada ada');
+    // Signed in through OIDC without a membership: the page says what that means.
+    expect(await page.getByTestId('membership').textContent()).toMatch(/^No membership/);
+    expect(new URL(page.url()).search).toBe('');
+    await page.screenshot({ path: join(SCREENSHOTS, 'oidc-overview.png'), fullPage: true });
+    // A tampered token opens nothing at the gateway.
+    const token = (await page.evaluate(
+      `JSON.parse(sessionStorage.getItem(Object.keys(sessionStorage).find((k) => k.startsWith('oidc.user:')))).id_token`,
+    )) as string;
+    const tampered = token.slice(0, -4) + (token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    const ask = (bearer: string) =>
+      fetch(`${h.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` }, body: JSON.stringify({ query: '{ me { name } }' }) }).then((r) => r.json() as Promise<any>);
+    expect((await ask(token)).data.me.name).toBe('Ada ada');
+    const refused = await ask(tampered);
+    expect(refused.data).toBeNull();
+    expect(refused.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    const rest = await fetch(`${h.url}/api/parse`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${tampered}` }, body: '{"url":"https://example.com/"}' });
+    expect(rest.status).toBe(401);
+    await page.close();
+  });
+});

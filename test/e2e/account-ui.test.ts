@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { createHarness, type Harness } from '../support/harness.js';
+import { SCREENSHOTS, launchBrowser } from '../support/browser.js';
+import { serveLibrary } from '../support/media-library.js';
+
+describe('the account area in a real browser (login link)', () => {
+  let h: Harness;
+  let site: FakeSite;
+  let browser: Browser;
+  let page: Page;
+  let accountId: string;
+
+  beforeAll(async () => {
+    site = await startFakeSite();
+    await serveLibrary(site);
+    site.page(
+      '/watch',
+      `<html><head><title>Harbour</title><meta property="og:title" content="Harbour at dawn"><meta property="og:image" content="${site.origin}/media/cover.jpg"></head>
+       <body><video><source src="${site.origin}/media/av-720.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
+    );
+    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, PUBLIC_URL: 'http://127.0.0.1:1' });
+    ({ accountId } = await h.account({ credits: 25 }));
+    browser = await launchBrowser();
+    // A phone-width screen: the page must read there too.
+    page = await browser.newPage({ viewport: { width: 390, height: 844 }, acceptDownloads: true });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+    await site?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+
+  it('signs in with a one-time link, shows the balance, and the link cannot be used again', async () => {
+    const link = await h.services.sessions.createLoginLink(accountId);
+    const url = new URL(link.url);
+    await page.goto(`${h.url}/account/${url.hash}`);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    expect(await page.getByTestId('available').textContent()).toBe('25 credits');
+    expect(await page.getByTestId('membership').textContent()).toMatch(/^Active until /);
+    // The link left the address bar; the session is an HttpOnly cookie the page cannot read.
+    expect(new URL(page.url()).hash).toBe('');
+    expect(await page.evaluate('document.cookie')).toBe('');
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'mg_session');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    // Strict security headers on the page.
+    const res = await page.request.get(`${h.url}/account/`);
+    expect(res.headers()['content-security-policy']).toContain("script-src 'self'");
+    expect(res.headers()['x-frame-options']).toBeDefined();
+    await shot('overview');
+    // A second browser with the same link is refused in words.
+    const other = await browser.newPage();
+    await other.goto(`${h.url}/account/${url.hash}`);
+    await other.getByRole('alert').waitFor();
+    expect(await other.getByRole('alert').textContent()).toMatch(/used or has expired/);
+    await other.close();
+  });
+
+  it('creates a key whose secret works once shown, and revoking it stops it at the next call', async () => {
+    await page.getByRole('heading', { name: 'API Keys' }).scrollIntoViewIfNeeded();
+    await page.getByLabel('Name').fill('from the browser');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.getByTestId('new-key').textContent())!;
+    expect(secret).toMatch(/^mg_live_/);
+    expect(await page.getByText('it will not be shown again').count()).toBe(1);
+    await shot('keys-created');
+    const call = () =>
+      fetch(`${h.url}/api/parse`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` }, body: JSON.stringify({ url: `${site.origin}/watch` }) });
+    expect((await call()).status).toBe(200);
+    await page.getByRole('button', { name: 'Done' }).click();
+    const row = page.locator('tr', { hasText: 'from the browser' });
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('button', { name: 'Yes, revoke' }).click();
+    await row.getByText(/^Revoked /).waitFor();
+    const after = await call();
+    expect(after.status).toBe(401);
+    expect(((await after.json()) as { error: { code: string } }).error.code).toBe('UNAUTHENTICATED');
+    await shot('keys-revoked');
+  });
+
+  it('runs a parse from the form and shows the result with its cover', async () => {
+    await page.getByLabel('Page URL').fill(`${site.origin}/watch`);
+    await page.getByRole('button', { name: 'Parse', exact: true }).click();
+    const result = page.getByTestId('parse-result');
+    await result.waitFor();
+    expect(await result.getByRole('heading').textContent()).toBe('Harbour at dawn');
+    expect(await result.getByRole('link').textContent()).toBe(`${site.origin}/media/av-720.mp4`);
+    const cover = result.getByRole('img');
+    await cover.waitFor();
+    expect(await cover.evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth > 0)).toBe(true);
+    await shot('try-parse');
+    // An error is shown in the contract's words, not as JSON or a stack.
+    await page.getByLabel('Page URL').fill('http://127.0.0.1:9/private');
+    await page.getByRole('button', { name: 'Parse', exact: true }).click();
+    const alert = page.locator('#try [role="alert"]');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/^The URL is not allowed/);
+    await shot('try-error');
+  });
+
+  it('shows usage and history, and downloads the history as CSV', async () => {
+    await page.reload();
+    await page.getByRole('heading', { name: 'Usage' }).scrollIntoViewIfNeeded();
+    await page.locator('.chart canvas').waitFor();
+    expect(await page.locator('#usage tbody tr').count()).toBeGreaterThan(0);
+    await shot('usage');
+    // The same page on a desktop screen (the README shows it).
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.screenshot({ path: join(SCREENSHOTS, 'desktop.png') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    expect(csv.split('\n')[0]).toMatch(/^id,created_at,account_id,kind,amount/);
+    expect(csv).toContain('CAPTURE');
+  });
+
+  it('signs out: the session ends on the server and the old cookie opens nothing', async () => {
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'mg_session')!;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to your mediagate account' }).waitFor();
+    const replay = await fetch(`${h.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: `mg_session=${cookie.value}` }, body: JSON.stringify({ query: '{ me { id } }' }) });
+    expect(replay.status).toBe(401);
+    await shot('signed-out');
+  });
+});

@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { createHarness, type Harness } from '../support/harness.js';
+
+/**
+ * Every statement sent to the database while `fn` runs, counted where they all pass: the `pg`
+ * client under MikroORM's pool, whichever layer (entity manager, raw SQL, transaction) issued it.
+ * The harness runs no job queue, so nothing else talks to the database meanwhile.
+ */
+async function countStatements<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+  const statements: string[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const q = args[0] as string | { text?: string };
+    statements.push(typeof q === 'string' ? q : String(q?.text));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    return { result: await fn(), statements };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}
+
+describe('related rows through per-request DataLoaders', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(() => h.close());
+
+  const window = () => ({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() });
+
+  /** A task that succeeded and was charged `amount` (a HOLD and a CAPTURE entry), without a provider. */
+  const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
+    const jobId = randomUUID();
+    await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation, input: {}, amount, deadlineAt: new Date(Date.now() + 60_000) });
+    await h.services.ledger.succeed(jobId, { ok: true }, 'test');
+    return jobId;
+  };
+
+  /** A key whose last use is already recorded, so the minute-granular `last_used_at` write stays out of the counts. */
+  const warmKey = async (accountId: string, scopes?: string[]) => {
+    const { key, apiKey } = await h.services.apiKeys.create(accountId, 'counted', scopes);
+    expect((await h.gql('{ me { id } }', {}, key)).errors).toBeUndefined();
+    for (let i = 0; i < 100; i++) {
+      const keys = await h.services.apiKeys.list(accountId);
+      if (keys.find((k) => k.id === apiKey.id)?.lastUsedAt) return key;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error('last_used_at was never written');
+  };
+
+  const ACCOUNTS = `query($first: Int, $from: DateTime!, $to: DateTime!) {
+    accounts(first: $first) { edges { node {
+      id name credits { available held } membership { plan active }
+      apiKeys { id name last4 scopes }
+      usage(from: $from, to: $to) { operation credits tasks }
+    } } } }`;
+
+  it('pages 5 or 50 accounts with credits, membership, keys and usage in the same few statements', async () => {
+    const analyst = await h.services.accounts.create({ name: 'Ana Lyst', roles: ['analyst'] });
+    const analystKey = await warmKey(analyst.id);
+    const customers: string[] = [];
+    for (let i = 0; i < 55; i++) {
+      const acc = await h.services.accounts.create({ name: `Customer ${i}`, credits: 10, membershipDays: i % 2 ? 30 : undefined });
+      await h.services.apiKeys.create(acc.id, 'first');
+      await h.services.apiKeys.create(acc.id, 'second', ['read']);
+      await chargedTask(acc.id, 'PARSE', 1);
+      if (i % 3 === 0) await chargedTask(acc.id, 'TRANSCRIBE', 2);
+      customers.push(acc.id);
+    }
+
+    const page = async (first: number) => {
+      const { result, statements } = await countStatements(() => h.gql(ACCOUNTS, { first, ...window() }, analystKey));
+      expect(result.errors).toBeUndefined();
+      expect(result.data.accounts.edges).toHaveLength(first);
+      return { nodes: result.data.accounts.edges.map((e: any) => e.node), statements };
+    };
+    const five = await page(5);
+    const fifty = await page(50);
+    // Authentication, the page, the keys of every account on it, their usage: 4 statements.
+    expect(fifty.statements.length).toBe(five.statements.length);
+    expect(fifty.statements.length).toBeLessThanOrEqual(8);
+
+    // What came back through the loaders belongs to the right account, in the right order.
+    for (const node of fifty.nodes) {
+      const i = customers.indexOf(node.id);
+      expect(i).toBeGreaterThanOrEqual(0);
+      expect(node.name).toBe(`Customer ${i}`);
+      expect(node.credits).toEqual({ available: i % 3 === 0 ? 7 : 9, held: 0 });
+      expect(node.membership?.active ?? false).toBe(i % 2 === 1);
+      // Keys made in the same millisecond are ordered by id, so compare them by name.
+      expect(node.apiKeys.map((k: any) => [k.name, k.scopes]).sort()).toEqual([
+        ['first', ['parse', 'transcribe', 'read', 'keys']],
+        ['second', ['read']],
+      ]);
+      expect(node.usage).toEqual([
+        { operation: 'PARSE', credits: 1, tasks: 1 },
+        ...(i % 3 === 0 ? [{ operation: 'TRANSCRIBE', credits: 2, tasks: 1 }] : []),
+      ]);
+    }
+  });
+
+  const HISTORY = `query($first: Int, $accountId: ID) {
+    creditHistory(first: $first, accountId: $accountId) { edges { node { kind jobId job { id status account { id name } } } } } }`;
+
+  it('shows 5 or 50 ledger entries with their jobs and the jobs’ accounts in the same few statements', async () => {
+    const owner = await h.services.accounts.create({ name: 'Busy Owner', credits: 100 });
+    const key = await warmKey(owner.id);
+    const jobs: string[] = [];
+    for (let i = 0; i < 26; i++) jobs.push(await chargedTask(owner.id, i % 2 ? 'PARSE' : 'TRANSCRIBE', 1));
+
+    const page = async (first: number) => {
+      const { result, statements } = await countStatements(() => h.gql(HISTORY, { first }, key));
+      expect(result.errors).toBeUndefined();
+      expect(result.data.creditHistory.edges).toHaveLength(first);
+      return { nodes: result.data.creditHistory.edges.map((e: any) => e.node), statements };
+    };
+    const five = await page(5);
+    const fifty = await page(50);
+    // Authentication, the page, the jobs on it, their accounts: 4 statements.
+    expect(fifty.statements.length).toBe(five.statements.length);
+    expect(fifty.statements.length).toBeLessThanOrEqual(8);
+    for (const node of fifty.nodes) {
+      expect(['HOLD', 'CAPTURE']).toContain(node.kind);
+      expect(jobs).toContain(node.jobId);
+      expect(node.job).toEqual({ id: node.jobId, status: 'SUCCEEDED', account: { id: owner.id, name: 'Busy Owner' } });
+    }
+  });
+
+  it('lists 5 or 40 jobs with their accounts and webhook attempts in the same few statements', async () => {
+    const acc = await h.services.accounts.create({ name: 'Hooked', credits: 100 });
+    const key = await warmKey(acc.id);
+    const jobs: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const jobId = randomUUID();
+      await h.services.ledger.openJob({ jobId, accountId: acc.id, apiKeyId: null, operation: 'PARSE', input: { webhookUrl: 'https://example.com/hook' }, amount: 1, deadlineAt: new Date(Date.now() + 60_000) });
+      await h.services.ledger.succeed(jobId, { ok: true }, 'test');
+      jobs.push(jobId);
+    }
+    const db = new pg.Client({ connectionString: h.clientUrl });
+    await db.connect();
+    try {
+      for (const [i, jobId] of jobs.entries()) {
+        for (let attempt = 1; attempt <= (i % 3) + 1; attempt++) {
+          await db.query(`insert into webhook_attempt (job_id, event_id, event_type, attempt, status_code, duration_ms) values ($1, $2, 'job.succeeded', $3, $4, 5)`, [
+            jobId,
+            `msg_${i}`,
+            attempt,
+            attempt === (i % 3) + 1 ? 200 : 500,
+          ]);
+        }
+      }
+    } finally {
+      await db.end();
+    }
+
+    const page = async (first: number) => {
+      const { result, statements } = await countStatements(() =>
+        h.gql(`query($first: Int) { jobs(first: $first) { edges { node { id account { name } webhook { url attempts { attempt statusCode } } } } } }`, { first }, key),
+      );
+      expect(result.errors).toBeUndefined();
+      return { nodes: result.data.jobs.edges.map((e: any) => e.node), statements };
+    };
+    const five = await page(5);
+    const forty = await page(40);
+    expect(forty.statements.length).toBe(five.statements.length);
+    expect(forty.statements.length).toBeLessThanOrEqual(8);
+    for (const node of forty.nodes) {
+      const i = jobs.indexOf(node.id);
+      const tries = (i % 3) + 1;
+      expect(node.account).toEqual({ name: 'Hooked' });
+      expect(node.webhook.attempts).toEqual(Array.from({ length: tries }, (_, n) => ({ attempt: n + 1, statusCode: n + 1 === tries ? 200 : 500 })));
+    }
+  });
+
+  it('keeps `me` at one query after authentication, and its new fields at one more each', async () => {
+    const acc = await h.services.accounts.create({ name: 'Me Myself', credits: 5, membershipDays: 10 });
+    const key = await warmKey(acc.id);
+    await chargedTask(acc.id, 'PARSE', 1);
+    const plain = await countStatements(() => h.gql('{ me { id name credits { available held } membership { plan status active } } }', {}, key));
+    expect(plain.result.data.me).toMatchObject({ name: 'Me Myself', credits: { available: 4, held: 0 }, membership: { plan: 'monthly', active: true } });
+    expect(plain.statements).toHaveLength(2);
+
+    const full = await countStatements(() =>
+      h.gql(`query($from: DateTime!, $to: DateTime!) { me { id apiKeys { name last4 } usage(from: $from, to: $to) { operation credits tasks } } }`, window(), key),
+    );
+    expect(full.result.errors).toBeUndefined();
+    expect(full.result.data.me.usage).toEqual([{ operation: 'PARSE', credits: 1, tasks: 1 }]);
+    expect(full.result.data.me.apiKeys).toEqual([{ name: 'counted', last4: key.slice(-4) }]);
+    expect(full.statements).toHaveLength(4);
+    // Authentication reads the caller's own key's hash; the key list never reads any.
+    const keyList = full.statements.filter((q) => /from "api_key"/.test(q));
+    expect(keyList).toHaveLength(1);
+    expect(keyList[0]).not.toMatch(/secret_hash/);
+  });
+
+  it('refuses `accounts` to a non-analyst and shows the caller’s own history with its jobs', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const forbidden = await h.gql(`{ accounts { edges { node { id apiKeys { id } } } } }`, {}, key);
+    expect(forbidden.errors?.[0].extensions.code).toBe('FORBIDDEN');
+    expect(forbidden.data).toBeNull();
+
+    const jobId = await chargedTask(accountId, 'TRANSCRIBE', 2);
+    const own = await h.gql(HISTORY, {}, key);
+    expect(own.errors).toBeUndefined();
+    expect(own.data.creditHistory.edges.map((e: any) => e.node)).toEqual([
+      { kind: 'CAPTURE', jobId, job: { id: jobId, status: 'SUCCEEDED', account: { id: accountId, name: 'Test account' } } },
+      { kind: 'HOLD', jobId, job: { id: jobId, status: 'SUCCEEDED', account: { id: accountId, name: 'Test account' } } },
+      { kind: 'GRANT', jobId: null, job: null },
+    ]);
+
+    // Another account's history (and so its jobs) stays closed to a non-analyst.
+    const other = await h.account();
+    const foreign = await h.gql(HISTORY, { accountId: other.accountId }, key);
+    expect(foreign.errors?.[0].extensions.code).toBe('FORBIDDEN');
+  });
+
+  it('lets analysts follow another account’s entries to its jobs and keys; a key without the keys scope sees no keys', async () => {
+    const analyst = await h.services.accounts.create({ name: 'Ana Two', roles: ['admin'] });
+    const analystKey = (await h.services.apiKeys.create(analyst.id, 'admin')).key;
+    const customer = await h.services.accounts.create({ name: 'Cu Stomer', credits: 3 });
+    const jobId = await chargedTask(customer.id, 'PARSE', 1);
+    const history = await h.gql(HISTORY, { accountId: customer.id }, analystKey);
+    expect(history.errors).toBeUndefined();
+    expect(history.data.creditHistory.edges[0].node.job).toEqual({ id: jobId, status: 'SUCCEEDED', account: { id: customer.id, name: 'Cu Stomer' } });
+
+    const reader = (await h.services.apiKeys.create(customer.id, 'reader', ['read'])).key;
+    const noKeys = await h.gql('{ me { id apiKeys { id } } }', {}, reader);
+    expect(noKeys.errors?.[0].extensions.code).toBe('FORBIDDEN');
+    const badWindow = await h.gql('query($f: DateTime!, $t: DateTime!) { me { usage(from: $f, to: $t) { tasks } } }', { f: window().to, t: window().from }, reader);
+    expect(badWindow.errors?.[0].extensions.code).toBe('INVALID_INPUT');
+  });
+});

@@ -1,0 +1,198 @@
+/**
+ * The page's only way to the gateway: GraphQL (and the few REST files it offers for download),
+ * with the credential the page signed in with. An API key never enters the page: a session cookie
+ * (HttpOnly, so scripts cannot read it) with its CSRF token, or an OpenID Connect token.
+ */
+
+/** How the page is signed in. */
+export type Credential = { kind: 'session'; csrfToken: string } | { kind: 'oidc'; token: string };
+
+/** A failure in the contract's words: its code and message, never a stack or raw JSON. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The words to show for a failure: the contract's message, else a plain sentence. */
+export function messageOf(err: unknown): string {
+  if (err instanceof ApiError) return err.message;
+  return 'Something went wrong while talking to the gateway. Try again.';
+}
+
+/** A GraphQL operation whose result and variables are typed. */
+export interface Operation<Result, Variables = Record<string, never>> {
+  query: string;
+  /** Never set: carries the types. */
+  readonly _types?: [Result, Variables];
+}
+
+const op = <R, V = Record<string, never>>(query: string): Operation<R, V> => ({ query });
+
+let credential: Credential | null = null;
+
+export function setCredential(c: Credential | null): void {
+  credential = c;
+}
+
+function authHeaders(): Record<string, string> {
+  if (!credential) return {};
+  return credential.kind === 'session' ? { 'x-csrf-token': credential.csrfToken } : { authorization: `Bearer ${credential.token}` };
+}
+
+/** Reads an answer: the JSON body, or an ApiError with the contract's code and message. */
+async function answer<T>(res: Response): Promise<T> {
+  const type = res.headers.get('content-type') ?? '';
+  const body = type.includes('json') ? await res.json().catch(() => null) : null;
+  if (!res.ok) {
+    const error = body?.error ?? body?.errors?.[0];
+    throw new ApiError(error?.code ?? error?.extensions?.code ?? 'HTTP_' + res.status, error?.message ?? `The gateway answered ${res.status}.`);
+  }
+  return body as T;
+}
+
+export async function gql<R, V>(operation: Operation<R, V>, variables?: V): Promise<R> {
+  const res = await fetch('/graphql', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', ...authHeaders() },
+    body: JSON.stringify({ query: operation.query, variables }),
+  });
+  const body = await answer<{ data?: R; errors?: { message: string; extensions?: { code?: string } }[] }>(res);
+  if (body.errors?.length) {
+    const [first] = body.errors;
+    throw new ApiError(first.extensions?.code ?? 'ERROR', first.message);
+  }
+  return body.data as R;
+}
+
+/** Fetches a file the gateway serves to signed-in callers and hands it to the browser as a download. */
+export async function download(path: string, filename: string): Promise<void> {
+  const res = await fetch(path, { credentials: 'same-origin', headers: authHeaders() });
+  if (!res.ok) await answer(res);
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** The page's session endpoints (login links). */
+export const session = {
+  async exchange(token: string): Promise<{ csrfToken: string; expiresAt: string }> {
+    return answer(await fetch('/account/api/session', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) }));
+  },
+  async resume(): Promise<{ csrfToken: string; expiresAt: string } | null> {
+    const res = await fetch('/account/api/session', { credentials: 'same-origin' });
+    return res.ok ? answer(res) : null;
+  },
+  async logout(): Promise<void> {
+    await fetch('/account/api/logout', { method: 'POST', credentials: 'same-origin', headers: authHeaders() });
+  },
+};
+
+export interface PageConfig {
+  oidc: { issuer: string; clientId: string } | null;
+  loginLinks: boolean;
+}
+
+export async function pageConfig(): Promise<PageConfig> {
+  return answer(await fetch('/account/config.json'));
+}
+
+// ---- Operations -------------------------------------------------------------------------------
+
+export interface Me {
+  id: string;
+  name: string;
+  email: string | null;
+  membership: { status: string; periodEnd: string; active: boolean } | null;
+  credits: { available: number; held: number };
+}
+export const ME = op<{ me: Me }>(`{ me { id name email membership { status periodEnd active } credits { available held } } }`);
+
+export interface UsageBucket {
+  period: string;
+  key: string;
+  credits: number;
+  tasks: number;
+}
+export const USAGE = op<{ creditUsage: UsageBucket[] }, { from: string; to: string }>(
+  `query($from: DateTime!, $to: DateTime!) { creditUsage(from: $from, to: $to, groupBy: DAY, by: OPERATION) { period key credits tasks } }`,
+);
+
+export interface CreditEntry {
+  id: string;
+  kind: string;
+  amount: number;
+  availableDelta: number;
+  heldDelta: number;
+  jobId: string | null;
+  reason: string | null;
+  createdAt: string;
+}
+export const HISTORY = op<
+  { creditHistory: { edges: { cursor: string; node: CreditEntry }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } },
+  { first: number; after: string | null }
+>(
+  `query($first: Int, $after: String) { creditHistory(first: $first, after: $after) {
+     edges { cursor node { id kind amount availableDelta heldDelta jobId reason createdAt } } pageInfo { hasNextPage endCursor } } }`,
+);
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  last4: string;
+  scopes: string[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+const KEY_FIELDS = 'id name last4 scopes createdAt lastUsedAt revokedAt';
+export const API_KEYS = op<{ apiKeys: ApiKey[] }>(`{ apiKeys { ${KEY_FIELDS} } }`);
+export const CREATE_KEY = op<{ createApiKey: { key: string; apiKey: ApiKey } }, { name: string; scopes: string[] }>(
+  `mutation($name: String, $scopes: [String!]) { createApiKey(name: $name, scopes: $scopes) { key apiKey { ${KEY_FIELDS} } } }`,
+);
+export const REVOKE_KEY = op<{ revokeApiKey: ApiKey }, { id: string }>(`mutation($id: ID!) { revokeApiKey(id: $id) { ${KEY_FIELDS} } }`);
+
+export interface Format {
+  url: string;
+  kind: string;
+  container: string | null;
+  width: number | null;
+  height: number | null;
+  hasAudio: boolean | null;
+  durationSeconds: number | null;
+}
+export interface ParseResult {
+  id: string;
+  media: Format & { audio: Format | null };
+  alternatives: Format[];
+  itemsTotal: number;
+  cover: { url: string } | null;
+  metadata: { title: string | null; author: string | null; durationSeconds: number | null; site: string | null };
+  credits: { charged: number; balance: number };
+}
+const FORMAT = 'url kind container width height hasAudio durationSeconds';
+export const PARSE = op<{ parse: ParseResult }, { input: { url: string; mode: string; quality: string } }>(
+  `mutation($input: ParseInput!) { parse(input: $input) { id media { ${FORMAT} audio { ${FORMAT} } } alternatives { ${FORMAT} } itemsTotal
+     cover { url } metadata { title author durationSeconds site } credits { charged balance } } }`,
+);
+
+export interface Transcription {
+  id: string;
+  language: string | null;
+  durationSeconds: number | null;
+  text: string;
+  segments: { index: number; start: number; end: number; text: string }[];
+  credits: { charged: number; balance: number };
+}
+export const TRANSCRIBE = op<{ transcribe: Transcription }, { input: { mediaUrl: string; language?: string } }>(
+  `mutation($input: TranscribeInput!) { transcribe(input: $input) { id language durationSeconds text segments { index start end text } credits { charged balance } } }`,
+);

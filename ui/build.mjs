@@ -1,0 +1,24 @@
+// Builds the account area (ui/account) into dist/account-ui: one bundled, minified script (Preact,
+// uPlot, oidc-client-ts included, nothing from a CDN), its stylesheet and the page.
+import { build } from 'esbuild';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const out = join(here, '..', 'dist', 'account-ui');
+await mkdir(out, { recursive: true });
+await build({
+  entryPoints: { app: join(here, 'account', 'main.tsx') },
+  bundle: true,
+  minify: true,
+  sourcemap: true,
+  format: 'esm',
+  target: 'es2022',
+  jsx: 'automatic',
+  jsxImportSource: 'preact',
+  loader: { '.css': 'css' },
+  outdir: out,
+  logLevel: 'warning',
+});
+await copyFile(join(here, 'account', 'index.html'), join(out, 'index.html'));
