@@ -294,6 +294,25 @@ export function buildOpenApi(): Record<string, unknown> {
           },
         },
       },
+      '/api/credit-history.csv': {
+        get: {
+          operationId: 'creditHistoryCsv',
+          summary: 'The credit history as CSV (the creditHistory filters), newest first, streamed',
+          parameters: [
+            { name: 'accountId', in: 'query', required: false, schema: { type: 'string', format: 'uuid' }, description: 'another account (analysts and admins); default the caller’s own' },
+            { name: 'from', in: 'query', required: false, schema: { type: 'string', format: 'date-time' }, description: 'entries at or after this time' },
+            { name: 'to', in: 'query', required: false, schema: { type: 'string', format: 'date-time' }, description: 'entries before this time' },
+            { name: 'kinds', in: 'query', required: false, schema: { type: 'string' }, description: 'comma-separated: GRANT, HOLD, CAPTURE, RELEASE, ADJUST, EXPIRE' },
+          ],
+          responses: {
+            '200': {
+              description: 'A header row (id,created_at,account_id,kind,amount,available_delta,held_delta,job_id,operation,reason), then one row per entry; UTF-8, ISO-8601 UTC times',
+              content: { 'text/csv': { schema: { type: 'string' } } },
+            },
+            ...errors(['INVALID_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED']),
+          },
+        },
+      },
       ...sessionPaths,
     },
     components: {
