@@ -161,7 +161,7 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     const plans: PiecePlan[] = [];
     const running: Promise<TranscriptResult>[] = [];
     const slots = new Semaphore(this.options.concurrency ?? 4);
-    let done = 0;
+    let doneSeconds = 0;
     let from: Seam = { at: 0, quiet: true };
     for (;;) {
       // What is written last waits on its own piece after the extraction ends: so while the audio
@@ -178,7 +178,9 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
       running.push(
         slots.run(async () => {
           const result = await this.transcribeFile({ ...request, audioPath: piece.path, durationSeconds: plan.end - plan.start });
-          request.progress?.(++done / plans.length);
+          // By the audio done, not the pieces: while the audio grows, how many there will be is not known yet.
+          doneSeconds += plan.keepTo - plan.keepFrom;
+          request.progress?.(doneSeconds / duration);
           return result;
         }),
       );
