@@ -11,6 +11,11 @@ const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** Methods that change nothing; every other method needs the CSRF header when a cookie is the credential. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Whether a request with this method may change something, and so needs the CSRF token when a cookie is its credential. */
+export function mayChange(method: string | undefined): boolean {
+  return !SAFE_METHODS.has((method ?? '').toUpperCase());
+}
+
 /** What a request presents to prove who it is. */
 export interface Credentials {
   /** The Authorization header; when present it is the only credential looked at. */
@@ -76,7 +81,7 @@ export class Authenticator {
 
   private async fromSession(sessionId: string, c: Credentials): Promise<Principal> {
     const session = await this.sessions!.resolve(sessionId);
-    if (!SAFE_METHODS.has((c.method ?? '').toUpperCase()) && !csrfMatches(session.csrfToken, c.csrfToken)) throw csrfRefused();
+    if (mayChange(c.method) && !csrfMatches(session.csrfToken, c.csrfToken)) throw csrfRefused();
     return session.principal;
   }
 }

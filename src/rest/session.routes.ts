@@ -1,12 +1,10 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
-import { credentialsOf, sessionIdFrom } from '../modules/auth.js';
+import { credentialsOf, mayChange, sessionIdFrom } from '../modules/auth.js';
 import { SESSION_COOKIE } from '../modules/sessions/session.service.js';
 import type { SessionView } from '../modules/sessions/session.service.js';
 import type { Services } from '../services.js';
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * The account area's sign-in without an identity provider, and what its page needs to start:
@@ -38,7 +36,7 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
   // the refusal is a GraphQL body with that status; on /api/* the usual error body.
   app.addHook('onRequest', async (req, reply) => {
     const route = req.routeOptions.url ?? '';
-    if (SAFE_METHODS.has(req.method) || req.headers.authorization || !(route === '/graphql' || route.startsWith('/api/'))) return;
+    if (!mayChange(req.method) || req.headers.authorization || !(route === '/graphql' || route.startsWith('/api/'))) return;
     if (!sessionIdFrom(req.headers.cookie)) return;
     try {
       await services.auth.authenticate(credentialsOf(req));
