@@ -1,4 +1,5 @@
 import type { TranscriptResult, TranscriptSegment, TranscriptWord } from './transcription.types.js';
+import { roundMs } from './times.js';
 
 /** A stretch of the audio to transcribe alone, and where its own part of the time line begins and ends. */
 export interface PiecePlan {
@@ -55,7 +56,6 @@ export function planPieces(durationSeconds: number, silences: readonly { start: 
   return seams.slice(1).map((to, i) => pieceBetween(seams[i], to, durationSeconds, overlap));
 }
 
-const round = (s: number) => Math.round(s * 1000) / 1000;
 
 /** Keeps what lies (by its middle) within [from, to), on the global time line. */
 const within = (start: number, end: number, from: number, to: number, last: boolean) => {
@@ -75,7 +75,7 @@ export function stitchPieces(results: readonly TranscriptResult[], plans: readon
     const plan = plans[i];
     const length = plan.end - plan.start;
     const last = i === results.length - 1;
-    const shift = (t: number) => round(plan.start + Math.min(Math.max(t, 0), length));
+    const shift = (t: number) => roundMs(plan.start + Math.min(Math.max(t, 0), length));
     for (const s of r.segments) {
       const rawStart = shift(s.start);
       const rawEnd = Math.max(rawStart, shift(s.end));
@@ -96,7 +96,7 @@ export function stitchPieces(results: readonly TranscriptResult[], plans: readon
   const total = plans.at(-1)?.end ?? 0;
   return {
     language: results.find((r) => r.language)?.language ?? fallbackLanguage,
-    durationSeconds: round(total),
+    durationSeconds: roundMs(total),
     text: segments.map((s) => s.text).filter(Boolean).join(' '),
     segments,
   };

@@ -1,6 +1,7 @@
 import { openAsBlob } from 'node:fs';
 import { ProviderError } from '../../errors.js';
 import type { TranscriptResult, TranscriptSegment, TranscriptWord, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
+import { roundMs } from './times.js';
 
 export interface DeepgramOptions {
   /** The API origin; the adapter adds /v1/listen (DEEPGRAM_BASE_URL, default https://api.deepgram.com). */
@@ -19,7 +20,6 @@ interface ListenResponse {
   };
 }
 
-const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /** One word of an utterance, as Deepgram lists it (punctuated_word with smart_format/punctuate). */
 interface DeepgramWord {
@@ -35,8 +35,8 @@ function wordsOf(words: DeepgramWord[] | undefined): { words?: TranscriptWord[] 
   const list = (words ?? [])
     .filter((w) => typeof w.start === 'number' && typeof w.end === 'number' && (w.punctuated_word ?? w.word)?.trim())
     .map((w) => ({
-      start: round3(w.start!),
-      end: round3(Math.max(w.start!, w.end!)),
+      start: roundMs(w.start!),
+      end: roundMs(Math.max(w.start!, w.end!)),
       text: (w.punctuated_word ?? w.word)!.trim(),
       speaker: typeof w.speaker === 'number' ? `speaker_${w.speaker}` : null,
     }));
@@ -89,8 +89,8 @@ export class DeepgramTranscriptionProvider implements TranscriptionProvider {
       .filter((u) => typeof u.start === 'number' && typeof u.end === 'number' && u.transcript?.trim())
       .map((u, i) => ({
         index: i + 1,
-        start: round3(u.start!),
-        end: round3(u.end!),
+        start: roundMs(u.start!),
+        end: roundMs(u.end!),
         text: u.transcript!.trim(),
         speaker: typeof u.speaker === 'number' ? `speaker_${u.speaker}` : null,
         ...wordsOf(u.words),
@@ -98,7 +98,7 @@ export class DeepgramTranscriptionProvider implements TranscriptionProvider {
     const text = (channel.alternatives?.[0]?.transcript ?? segments.map((s) => s.text).join(' ')).trim();
     return {
       language: channel.detected_language?.split('-')[0] ?? request.language,
-      durationSeconds: typeof body.metadata?.duration === 'number' ? round3(body.metadata.duration) : request.durationSeconds,
+      durationSeconds: typeof body.metadata?.duration === 'number' ? roundMs(body.metadata.duration) : request.durationSeconds,
       text,
       segments,
     };

@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { ProviderError } from '../../errors.js';
 import { MediaError, extractAudio, runTool } from '../../media/ffmpeg.js';
 import type { TranscriptResult, TranscriptSegment, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
+import { roundMs } from './times.js';
 
 export interface LocalTranscriptionOptions {
   /** pocketsphinx_continuous from the OS packages (pocketsphinx, pocketsphinx-en-us). */
@@ -15,7 +16,6 @@ const WORD_LINE = /^(\S+) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)$/;
 /** Markers that are not words: sentence bounds, silence, noise. */
 const NOT_A_WORD = /^(<s>|<\/s>|<sil>|\[[^\]]*\]|\+\+.*\+\+)$/i;
 
-const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /**
  * Offline transcription with CMU PocketSphinx and its US-English model: no network, no key,
@@ -65,11 +65,11 @@ export function parsePocketsphinx(output: string): TranscriptSegment[] {
     if (words.length) {
       segments.push({
         index: segments.length + 1,
-        start: round3(words[0].start),
-        end: round3(words[words.length - 1].end),
+        start: roundMs(words[0].start),
+        end: roundMs(words[words.length - 1].end),
         text: words.map((w) => w.word).join(' '),
         speaker: null,
-        words: words.map((w) => ({ start: round3(w.start), end: round3(Math.max(w.start, w.end)), text: w.word })),
+        words: words.map((w) => ({ start: roundMs(w.start), end: roundMs(Math.max(w.start, w.end)), text: w.word })),
       });
     }
     words = [];

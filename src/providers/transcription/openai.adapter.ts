@@ -4,6 +4,7 @@ import { basename, extname } from 'node:path';
 import { ProviderError } from '../../errors.js';
 import { nextSeam, pieceBetween, seamHorizon, stitchPieces, type PiecePlan, type Seam } from './audio-pieces.js';
 import type { TranscriptResult, TranscriptSegment, TranscriptWord, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
+import { roundMs } from './times.js';
 
 /** Settings of the OpenAI-compatible transcription provider (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_TRANSCRIBE_MODEL). */
 export interface OpenAiTranscriptionOptions {
@@ -56,7 +57,7 @@ function attachWords(segments: TranscriptSegment[], raw: unknown): void {
   const words: TranscriptWord[] = [];
   for (const w of raw as Record<string, unknown>[]) {
     if (typeof w !== 'object' || w === null || !isNum(w.start) || !isNum(w.end) || typeof w.word !== 'string' || !w.word.trim()) continue;
-    words.push({ start: toMs(w.start), end: toMs(Math.max(w.start, w.end)), text: w.word.trim() });
+    words.push({ start: roundMs(w.start), end: roundMs(Math.max(w.start, w.end)), text: w.word.trim() });
   }
   let s = 0;
   for (const w of words) {
@@ -116,7 +117,6 @@ const AUDIO_TYPES: Readonly<Record<string, string>> = {
   '.oga': 'audio/ogg', '.opus': 'audio/ogg', '.webm': 'audio/webm', '.flac': 'audio/flac',
 };
 
-const toMs = (seconds: number) => Math.round(seconds * 1000) / 1000;
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /**
@@ -273,12 +273,12 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     const segments: TranscriptSegment[] = [];
     for (const s of listed ?? []) {
       if (typeof s !== 'object' || s === null || !isNum(s.start) || !isNum(s.end) || typeof s.text !== 'string') continue;
-      segments.push({ index: segments.length + 1, start: toMs(s.start), end: toMs(s.end), text: s.text.trim(), speaker: null });
+      segments.push({ index: segments.length + 1, start: roundMs(s.start), end: roundMs(s.end), text: s.text.trim(), speaker: null });
     }
     attachWords(segments, body.words);
     const text = (typeof body.text === 'string' ? body.text : segments.map((s) => s.text).join(' ')).trim();
     const duration = isNum(body.duration) ? body.duration : (segments.at(-1)?.end ?? request.durationSeconds);
-    const durationSeconds = isNum(duration) && duration >= 0 ? toMs(duration) : null;
+    const durationSeconds = isNum(duration) && duration >= 0 ? roundMs(duration) : null;
     // Without segments (a server that ignores the granularity) the subtitles still need a cue:
     // one spanning the whole audio.
     if (!segments.length && text) segments.push({ index: 1, start: 0, end: durationSeconds ?? 0, text, speaker: null });
