@@ -1,21 +1,24 @@
 import 'reflect-metadata';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { AppError } from './errors.js';
 import { createGqlContext, type GqlContext } from './graphql/context.js';
 import { formatGraphqlError } from './graphql/errors.js';
-import { aliasLimit, depthLimit } from './graphql/limits.js';
+import { refuseSubscriptionsOverHttp } from './graphql/http-subscriptions.js';
+import { landingPage } from './graphql/landing-page.js';
+import { operationLimits } from './graphql/limits.js';
 import { buildGraphqlSchema } from './graphql/schema.js';
 import { registerSubscriptions } from './graphql/websocket.js';
 import { credentialsOf, requestContext } from './modules/auth.js';
-import { toErrorResponse } from './rest/error-body.js';
+import { toErrorResponse, writeClientError } from './rest/error-body.js';
+import { registerDraining } from './rest/draining.js';
 import { registerRateLimits } from './rest/rate-limit.js';
 import { registerAccountPage } from './rest/account-page.js';
+import { registerDocsPage } from './rest/docs-page.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { registerSessionRoutes } from './rest/session.routes.js';
 import type { Services } from './services.js';
@@ -39,7 +42,18 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     bodyLimit: 1024 * 1024,
+    clientErrorHandler: writeClientError,
+    // A bad percent-encoding or an over-long path parameter is refused by the router itself: in our body too.
+    frameworkErrors: (err, req, reply) => {
+      const { status, body } = toErrorResponse(err, req.id);
+      return (reply as FastifyReply).status(status).header('x-request-id', req.id).type('application/json; charset=utf-8').send(body);
+    },
+    // Stopping: idle keep-alive connections close at once; requests that still come are answered by
+    // registerDraining, in the contract's error body rather than Fastify's.
+    forceCloseConnections: 'idle',
+    return503OnClosing: false,
   });
+  registerDraining(app);
   // Only JSON bodies: anything else is 415.
   app.removeContentTypeParser('text/plain');
   // The account area's session cookie (mg_session); API callers never need one.
@@ -93,8 +107,19 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     }
   });
 
+  // GraphQL-over-HTTP lets a server disregard an Accept header it cannot satisfy rather than answer
+  // 406: the contract has no 406, and the REST door answers JSON to such a header too. A browser's
+  // text/html is kept where there is a landing page to show it.
+  app.addHook('onRequest', async (req) => {
+    const accept = req.headers.accept;
+    if (req.url.split('?')[0] !== '/graphql' || accept === undefined || acceptsJson(accept)) return;
+    if (req.method === 'GET' && config.graphql.introspection && /\btext\/html\b/i.test(accept)) return;
+    delete req.headers.accept;
+  });
+
   const schema = await buildGraphqlSchema();
-  registerSubscriptions(app, schema, services);
+  const operations = operationLimits(config.graphql);
+  registerSubscriptions(app, schema, services, operations);
   const apollo = new ApolloServer<GqlContext>({
     schema,
     formatError: formatGraphqlError(log),
@@ -106,9 +131,9 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     csrfPrevention: false,
     // Shutdown is ours (mediagate serve): Apollo would otherwise re-raise the signal mid-way.
     stopOnTerminationSignals: false,
-    validationRules: [depthLimit(config.graphql.maxDepth), aliasLimit(config.graphql.maxAliases)],
-    parseOptions: { maxTokens: config.graphql.maxTokens },
-    plugins: [fastifyApolloDrainPlugin(app), ...(config.graphql.introspection ? [] : [ApolloServerPluginLandingPageDisabled()])],
+    validationRules: operations.validationRules,
+    parseOptions: operations.parseOptions,
+    plugins: [fastifyApolloDrainPlugin(app), refuseSubscriptionsOverHttp, ...operations.apolloPlugins, landingPage(schema, config)],
     logger: log,
   });
   await apollo.start();
@@ -120,5 +145,15 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   registerRestRoutes(app, services);
   registerSessionRoutes(app, services);
   await registerAccountPage(app, config);
+  await registerDocsPage(app);
   return app;
+}
+
+/** Whether an Accept header admits a JSON answer (application/json, application/graphql-response+json, or a wildcard) at q > 0. */
+function acceptsJson(accept: string): boolean {
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    return ['application/json', 'application/graphql-response+json', 'application/*', '*/*'].includes(type) && (!q || Number(q.slice(2)) > 0);
+  });
 }

@@ -53,8 +53,10 @@ const envSchema = z.object({
   PARSE_TIMEOUT_SECONDS: seconds(60),
   TRANSCRIBE_TIMEOUT_SECONDS: seconds(3600),
   SWEEP_INTERVAL_SECONDS: seconds(30),
-  /** Queued transcriptions one instance works at once. */
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** On SIGTERM/SIGINT: how long requests and queued transcriptions in progress may take to finish before they are interrupted. */
+  SHUTDOWN_GRACE_SECONDS: seconds(30),
+  /** Queued transcriptions one instance works at once; 0: none here (a separate `mediagate worker` works them). */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(2),
   PRICE_PARSE_CREDITS: z.coerce.number().int().min(0).default(1),
   PRICE_TRANSCRIBE_CREDITS_PER_MINUTE: z.coerce.number().int().min(0).default(1),
   /** host:port entries that caller URLs may reach although private or loopback. */
@@ -98,6 +100,10 @@ const envSchema = z.object({
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().positive().default(15),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(1000),
+  /** Largest estimated cost of one operation (graphql-armor: fields weighted by depth, lists by a literal `first`). */
+  GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(30000),
+  /** Most directives (`@include`, `@skip`, …) in one operation. */
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().positive().default(50),
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
@@ -120,7 +126,46 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Shares rate-limit counters between instances. */
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  /** Set: traces go there over OTLP/HTTP (JSON); unset, nothing of OpenTelemetry is loaded. The SDK reads the other OTEL_* variables itself. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('mediagate'),
+  /** Headers for the collector (`key=value,...`), often its API key; read by the SDK, validated and masked here. */
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().regex(/^[^=,]+=[^,]*(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas').optional(),
 });
+
+type Env = z.output<typeof envSchema>;
+type Variable = keyof Env;
+
+/**
+ * Variables whose whole value is a secret: `mediagate config check` prints them masked. Every URL-valued
+ * variable also has its password and query values masked (DATABASE_URL, REDIS_URL, ...).
+ */
+export const SECRET_VARIABLES: readonly Variable[] = [
+  'API_KEY_PEPPER',
+  'COBALT_API_KEY',
+  'OPENAI_API_KEY',
+  'DEEPGRAM_API_KEY',
+  'ASSEMBLYAI_API_KEY',
+  'METRICS_TOKEN',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+];
+
+/**
+ * Rules between variables. A rule runs only when every variable it reads is valid on its own, so a
+ * mistake is reported once, beside every other problem, instead of after the others are fixed.
+ */
+const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; broken: (e: Env) => boolean }[] = [
+  { reads: ['NODE_ENV', 'API_KEY_PEPPER'], field: 'API_KEY_PEPPER', message: 'required when NODE_ENV=production', broken: (e) => e.NODE_ENV === 'production' && !e.API_KEY_PEPPER },
+  { reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'], field: 'OIDC_AUDIENCE', message: 'required when OIDC_ISSUER is set (set both, or neither)', broken: (e) => !!e.OIDC_ISSUER && !e.OIDC_AUDIENCE },
+  { reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'], field: 'OIDC_ISSUER', message: 'required when OIDC_AUDIENCE is set (set both, or neither)', broken: (e) => !e.OIDC_ISSUER && !!e.OIDC_AUDIENCE },
+  { reads: ['OIDC_CLIENT_ID', 'OIDC_ISSUER'], field: 'OIDC_CLIENT_ID', message: 'requires OIDC_ISSUER', broken: (e) => !!e.OIDC_CLIENT_ID && !e.OIDC_ISSUER },
+  { reads: ['PARSE_PROVIDERS', 'COBALT_API_URL'], field: 'COBALT_API_URL', message: 'required when PARSE_PROVIDERS includes cobalt', broken: (e) => e.PARSE_PROVIDERS.includes('cobalt') && !e.COBALT_API_URL },
+  { reads: ['TRANSCRIBE_PROVIDERS', 'DEEPGRAM_API_KEY'], field: 'DEEPGRAM_API_KEY', message: 'required when TRANSCRIBE_PROVIDERS includes deepgram', broken: (e) => !!e.TRANSCRIBE_PROVIDERS?.includes('deepgram') && !e.DEEPGRAM_API_KEY },
+  { reads: ['TRANSCRIBE_PROVIDERS', 'ASSEMBLYAI_API_KEY'], field: 'ASSEMBLYAI_API_KEY', message: 'required when TRANSCRIBE_PROVIDERS includes assemblyai', broken: (e) => !!e.TRANSCRIBE_PROVIDERS?.includes('assemblyai') && !e.ASSEMBLYAI_API_KEY },
+];
+
+/** The name of every variable the service reads (the container files and the README are checked against it). */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
 
 export type Config = Readonly<{
   env: 'development' | 'production' | 'test';
@@ -139,6 +184,7 @@ export type Config = Readonly<{
   parseTimeoutMs: number;
   transcribeTimeoutMs: number;
   sweepIntervalMs: number;
+  shutdownGraceMs: number;
   workerConcurrency: number;
   prices: Readonly<{ parse: number; transcribePerMinute: number }>;
   fetchAllowHosts: readonly string[];
@@ -148,7 +194,7 @@ export type Config = Readonly<{
   probe: Readonly<{ maxBytes: number; timeoutMs: number; maxCandidates: number }>;
   mediaMaxBytes: number;
   webhooks: Readonly<{ timeoutMs: number; retryDelaySeconds: number }>;
-  graphql: Readonly<{ introspection: boolean; maxDepth: number; maxAliases: number; maxTokens: number }>;
+  graphql: Readonly<{ introspection: boolean; maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number; maxDirectives: number }>;
   ffmpegPath: string;
   ffprobePath: string;
   pocketsphinxPath: string;
@@ -160,38 +206,89 @@ export type Config = Readonly<{
   /** Without a trailing slash. */
   publicUrl: string;
   sessions: Readonly<{ loginLinkMinutes: number; sessionHours: number }>;
+  /** OpenTelemetry traces; null: none, and the SDK is never loaded. */
+  telemetry: Readonly<{ endpoint: string; serviceName: string }> | null;
 }>;
 
+/** One thing wrong with the configuration: the variable concerned and what is wrong (never its value). */
+export interface ConfigProblem {
+  field: string;
+  message: string;
+}
+
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
+  /** `FIELD: message` lines. */
+  readonly problems: string[];
+  readonly issues: readonly ConfigProblem[];
+  /** Each problem as a ConfigProblem or as a `FIELD: message` line. */
+  constructor(problemsFound: readonly (ConfigProblem | string)[]) {
+    const issues = problemsFound.map((p) => (typeof p === 'string' ? { field: p.split(':')[0], message: p.slice(p.indexOf(':') + 1).trim() } : p));
+    const problems = issues.map((p) => `${p.field}: ${p.message}`);
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
+    this.problems = problems;
+    this.issues = issues;
   }
 }
 
-/** Reads and validates the environment once; lists every problem at once. */
+/** What one reading of the environment found: the configuration when it is valid, and every problem. */
+export interface ConfigReading {
+  config: Config | null;
+  problems: ConfigProblem[];
+  /** Each variable's effective value (defaults applied); an invalid one keeps the text given. */
+  variables: Partial<Record<Variable, unknown>>;
+  invalid: ReadonlySet<Variable>;
+}
+
+/** Reads and validates the environment once; lists every problem at once. What `serve` and every command run. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const reading = readConfig(env, overrides);
+  if (!reading.config) throw new ConfigError(reading.problems);
+  return reading.config;
+}
+
+/**
+ * One pass over every variable, then every rule between them on the variables that are valid, so the
+ * first run lists all problems. `mediagate config check` prints the reading; loadConfig throws on it.
+ */
+export function readConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): ConfigReading {
   const raw = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = envSchema.safeParse(raw);
-  const problems: string[] = [];
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(problems);
+  const problems: ConfigProblem[] = [];
+  const invalid = new Set<Variable>();
+  const variables: Partial<Record<Variable, unknown>> = {};
+  for (const name of Object.keys(envSchema.shape) as Variable[]) {
+    const parsed = envSchema.shape[name].safeParse(raw[name]);
+    if (parsed.success) {
+      variables[name] = parsed.data;
+    } else {
+      invalid.add(name);
+      variables[name] = raw[name];
+      for (const issue of parsed.error.issues) problems.push({ field: [name, ...issue.path].join('.'), message: issue.message });
+    }
   }
-  const e = parsed.data;
-  if (e.NODE_ENV === 'production' && !e.API_KEY_PEPPER) problems.push('API_KEY_PEPPER: required when NODE_ENV=production');
-  if (Boolean(e.OIDC_ISSUER) !== Boolean(e.OIDC_AUDIENCE)) problems.push('OIDC_ISSUER and OIDC_AUDIENCE: set both, or neither');
-  if (e.OIDC_CLIENT_ID && !e.OIDC_ISSUER) problems.push('OIDC_CLIENT_ID: requires OIDC_ISSUER');
-  if (e.PARSE_PROVIDERS.includes('cobalt') && !e.COBALT_API_URL) problems.push('COBALT_API_URL: required when PARSE_PROVIDERS includes cobalt');
-  if (e.TRANSCRIBE_PROVIDERS?.includes('deepgram') && !e.DEEPGRAM_API_KEY) problems.push('DEEPGRAM_API_KEY: required when TRANSCRIBE_PROVIDERS includes deepgram');
-  if (e.TRANSCRIBE_PROVIDERS?.includes('assemblyai') && !e.ASSEMBLYAI_API_KEY) problems.push('ASSEMBLYAI_API_KEY: required when TRANSCRIBE_PROVIDERS includes assemblyai');
+  const e = variables as Env;
+  for (const rule of CROSS_FIELD_RULES) {
+    if (rule.reads.some((name) => invalid.has(name))) continue;
+    if (rule.broken(e)) problems.push({ field: rule.field, message: rule.message });
+  }
+  if (problems.length) return { config: null, problems, variables, invalid };
+
   // Unset: the hosted providers that are configured, else the offline recogniser if it is installed.
   const configured = [...(e.OPENAI_API_KEY || env.OPENAI_BASE_URL ? ['openai'] : []), ...(e.DEEPGRAM_API_KEY ? ['deepgram'] : []), ...(e.ASSEMBLYAI_API_KEY ? ['assemblyai'] : [])];
   const transcribeProviders =
     e.TRANSCRIBE_PROVIDERS ?? (configured.length ? configured : onPath(e.POCKETSPHINX_PATH) ? ['local'] : []);
-  if (problems.length) throw new ConfigError(problems);
-
+  variables.TRANSCRIBE_PROVIDERS = transcribeProviders;
   const dataDir = resolve(e.MEDIAGATE_DATA_DIR);
+  let apiKeyPepper = overrides.apiKeyPepper ?? e.API_KEY_PEPPER;
+  if (!apiKeyPepper) {
+    try {
+      apiKeyPepper = localPepper(dataDir);
+    } catch (err) {
+      const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      problems.push({ field: 'API_KEY_PEPPER', message: `unset, and no generated one could be kept in MEDIAGATE_DATA_DIR (${reason})` });
+      return { config: null, problems, variables, invalid };
+    }
+  }
   const config: Config = {
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL ?? null,
@@ -199,7 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host: e.HOST,
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
-    apiKeyPepper: overrides.apiKeyPepper ?? e.API_KEY_PEPPER ?? localPepper(dataDir),
+    apiKeyPepper,
     parseProviders: e.PARSE_PROVIDERS,
     transcribeProviders,
     openai: {
@@ -216,6 +313,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     parseTimeoutMs: e.PARSE_TIMEOUT_SECONDS * 1000,
     transcribeTimeoutMs: e.TRANSCRIBE_TIMEOUT_SECONDS * 1000,
     sweepIntervalMs: e.SWEEP_INTERVAL_SECONDS * 1000,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
     workerConcurrency: e.WORKER_CONCURRENCY,
     prices: { parse: e.PRICE_PARSE_CREDITS, transcribePerMinute: e.PRICE_TRANSCRIBE_CREDITS_PER_MINUTE },
     fetchAllowHosts: e.FETCH_ALLOW_HOSTS,
@@ -230,6 +328,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxDepth: e.GRAPHQL_MAX_DEPTH,
       maxAliases: e.GRAPHQL_MAX_ALIASES,
       maxTokens: e.GRAPHQL_MAX_TOKENS,
+      maxCost: e.GRAPHQL_MAX_COST,
+      maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
     },
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,
@@ -244,9 +344,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
         : null,
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     sessions: { loginLinkMinutes: e.LOGIN_LINK_MINUTES, sessionHours: e.SESSION_HOURS },
+    telemetry: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : null,
     ...overrides,
   };
-  return Object.freeze(config);
+  Object.assign(variables, {
+    MEDIAGATE_DATA_DIR: config.dataDir,
+    GRAPHQL_INTROSPECTION: config.graphql.introspection,
+    PUBLIC_URL: config.publicUrl,
+  } satisfies Partial<Record<Variable, unknown>>);
+  return { config: Object.freeze(config), problems, variables, invalid };
 }
 
 /** Whether a command can be run: an absolute path that exists, or a name found on PATH. */

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { notificationsOf, type Notifications } from './db/notifications.js';
 import { Metrics } from './metrics.js';
 import { AccountService } from './modules/accounts/account.service.js';
 import { OidcVerifier } from './modules/accounts/oidc.verifier.js';
@@ -11,6 +12,7 @@ import { CreditHistoryRepository } from './modules/credits/credit-history.reposi
 import { CreditUsageRepository } from './modules/credits/credit-usage.repository.js';
 import { LedgerService } from './modules/credits/ledger.service.js';
 import type { JobQueue } from './modules/jobs/job-queue.js';
+import { JobUpdates } from './modules/jobs/job-updates.js';
 import { JobRepository } from './modules/jobs/job.repository.js';
 import { JobService } from './modules/jobs/job.service.js';
 import { Job } from './modules/jobs/job.entity.js';
@@ -39,6 +41,8 @@ export interface Services {
   ledger: LedgerService;
   jobs: JobRepository;
   jobControl: JobService;
+  /** Jobs as they change (the jobUpdated subscription). */
+  jobUpdates: JobUpdates;
   history: CreditHistoryRepository;
   usage: CreditUsageRepository;
   accountUsage: AccountUsageRepository;
@@ -51,11 +55,13 @@ export interface Services {
 
 /** The queue's workers for this process: queued transcriptions, and webhook deliveries apart from them. */
 export async function startWorkers(services: Services, queue: JobQueue): Promise<void> {
-  await queue.work((jobId) => services.transcription.runJob(jobId), services.config.workerConcurrency);
+  // WORKER_CONCURRENCY=0: this process leaves queued transcriptions to separate workers.
+  if (services.config.workerConcurrency > 0) await queue.work((jobId) => services.transcription.runJob(jobId), services.config.workerConcurrency);
   await queue.workWebhooks((message) => services.webhooks.deliver(message));
 }
 
-export function createServices(config: Config, orm: MikroORM, log: Logger, queue?: JobQueue): Services {
+/** `notifications`: the database's (Database.notifications); without them, as in one-off commands, watchers re-read every few seconds. */
+export function createServices(config: Config, orm: MikroORM, log: Logger, queue?: JobQueue, notifications: Notifications = notificationsOf(null)): Services {
   // A fresh EntityManager for every unit of work: no identity map is shared between requests.
   const em = () => orm.em.fork();
   const ledger = new LedgerService(em);
@@ -65,10 +71,15 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
   const apiKeys = new ApiKeyService(em, config.apiKeyPepper);
   const sessions = new SessionService(new SessionRepository(em), accounts, { pepper: config.apiKeyPepper, publicUrl: config.publicUrl, ...config.sessions });
   const jobs = new JobRepository(em);
-  const runner = new TaskRunner(ledger, log, (operation, outcome, charged) => {
-    metrics.tasks.inc({ operation, outcome });
-    if (charged) metrics.creditsCharged.inc({ operation }, charged);
-  });
+  const runner = new TaskRunner(
+    ledger,
+    log,
+    (operation, outcome, charged) => {
+      metrics.tasks.inc({ operation, outcome });
+      if (charged) metrics.creditsCharged.inc({ operation }, charged);
+    },
+    notifications,
+  );
   const webhookSecrets = new WebhookSecretRepository(em, config.apiKeyPepper);
   const webhooks = new WebhookService({
     em,
@@ -94,6 +105,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
     ledger,
     jobs,
     jobControl: new JobService(jobs, runner, ledger),
+    jobUpdates: new JobUpdates(jobs, notifications),
     history: new CreditHistoryRepository(em),
     usage: new CreditUsageRepository(em),
     accountUsage: new AccountUsageRepository(em),

@@ -1,165 +1,248 @@
-import 'reflect-metadata';
-import autocannon from 'autocannon';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { pino } from 'pino';
-import { buildApp } from '../app.js';
 import { loadConfig } from '../config.js';
-import { migrate, openDatabase } from '../db/database.js';
-import { extractAudio, runTool } from '../media/ffmpeg.js';
-import { createServices } from '../services.js';
+import { findRunningEmbedded } from '../db/embedded.js';
+import { copyPipelineSchema, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
+import { runLoad, watchProcess } from './load.js';
+import { makeLongMedia, runLongMedia, type LongMediaRow } from './long-media.js';
 import { startOpenAiLikeServer } from './openai-like.server.js';
+import { forkServer, startGateway, type BenchProcess } from './processes.js';
+import { cpuProfileFlags, printProfile, readProfile, statementCounts, statementsPerAnswer } from './profiling.js';
+import { markdownTable, round2, SCENARIOS, targets, type Contender, type Row, type Scenario } from './scenarios.js';
 
 /**
- * `npm run bench`: the gateway's own speed, measured end to end over loopback HTTP against the
- * configured database (embedded PGlite, or DATABASE_URL). Each scenario runs for BENCH_SECONDS
- * with BENCH_CONNECTIONS concurrent clients; afterwards the ledger is checked to the credit.
+ * `npm run bench`: the gateway against two references measured in the same run, each in its own
+ * process beside a page server of its own: (a) a bare proxy that only fetches the page, (b) the
+ * obvious parse pipeline in raw `pg` on its own copy of the tables. See the README's Benchmark
+ * section for what the columns mean.
  */
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const LONG_MEDIA_MINUTES = Number(process.env.BENCH_LONG_MEDIA_MINUTES ?? 60);
-const MS_PER_AUDIO_SECOND = Number(process.env.BENCH_WHISPER_MS_PER_AUDIO_SECOND ?? 5);
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: process.env.BENCH_SECONDS ?? '10' },
+    connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '10,50' },
+    warmup: { type: 'string', default: '3' },
+    accounts: { type: 'string', default: '1000' },
+    pool: { type: 'string' },
+    only: { type: 'string' },
+    json: { type: 'string', default: 'bench-results.json' },
+    profile: { type: 'boolean', default: false },
+    'long-media': { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (args.help) {
+  console.log(`npm run bench -- [options]
+  --duration S        seconds per scenario (default 10, or BENCH_SECONDS)
+  --connections LIST  comma-separated connection counts (default 10,50, or BENCH_CONNECTIONS)
+  --warmup S          seconds of unmeasured load per server before the first scenario (default 3)
+  --accounts N        accounts the spread scenarios spread over (default 1000)
+  --pool N            the reference's pool size (default: the gateway's, 10 on PostgreSQL, 1 embedded)
+  --only IDS          comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}
+  --json FILE         where the results go (default bench-results.json)
+  --profile           run the gateway and the reference under --cpu-prof and print where REST parse
+                      spread and the reference's spread spend their time; count the gateway's statements
+  --long-media        add one long transcription (BENCH_LONG_MEDIA_MINUTES, default 60; slow)
+DATABASE_URL set: a scratch PostgreSQL database, dropped at the end; unset: the embedded PGlite.`);
+  process.exit(0);
+}
+const seconds = Number(args.duration);
+const levels = args.connections.split(',').map(Number);
+const only = args.only ? new Set(args.only.split(',')) : null;
+const scenarios = SCENARIOS.filter((s) => !only || only.has(s.id));
+const unknown = [...(only ?? [])].filter((id) => !SCENARIOS.some((s) => s.id === id));
+if (unknown.length || !scenarios.length || !(seconds > 0) || levels.some((c) => !(c > 0))) {
+  console.error(`bad options: ${unknown.length ? `unknown scenario(s) ${unknown.join(', ')}` : 'durations and connections must be positive'}`);
+  process.exit(2);
+}
+const running = (c: Contender) => scenarios.some((s) => s.contender === c);
 
-// A page that states what a parse needs (type with codecs, height, length), so nothing is probed.
-const page = createServer((req, res) => {
-  if (req.url === '/long.mp3') return void createReadStream(longMedia.path).pipe(res.writeHead(200, { 'content-type': 'audio/mpeg' }));
-  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-  res.end(
-    req.method === 'HEAD'
-      ? undefined
-      : `<html><head><title>Bench clip</title>
-    <meta property="og:video" content="https://cdn.example/clip-720.mp4"><meta property="og:video:type" content='video/mp4; codecs="avc1.64001f, mp4a.40.2"'>
-    <meta property="og:video:height" content="720"><meta property="video:duration" content="95"><meta property="og:image" content="https://cdn.example/c.jpg"></head></html>`,
+const work = mkdtempSync(join(tmpdir(), 'mediagate-bench-'));
+const longMinutes = Number(process.env.BENCH_LONG_MEDIA_MINUTES ?? 60);
+const msPerAudioSecond = Number(process.env.BENCH_WHISPER_MS_PER_AUDIO_SECOND ?? 5);
+const longFile = args['long-media'] ? await makeLongMedia(work, longMinutes, process.env.FFMPEG_PATH ?? 'ffmpeg') : undefined;
+const whisper = args['long-media'] ? await startOpenAiLikeServer(msPerAudioSecond) : null;
+const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL) : null;
+const poolSize = Number(args.pool ?? (scratch ? 10 : 1)); // as openDatabase sizes the gateway's pool
+const processes: BenchProcess[] = [];
+let exitCode = 0;
+
+try {
+  const page = await forkServer('./page.server.js', { ...process.env, BENCH_LONG_MEDIA_FILE: longFile });
+  processes.push(page);
+  const pepper = 'bench-pepper-0123456789abcdef0123456789';
+  const gatewayEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    API_KEY_PEPPER: pepper,
+    MEDIAGATE_DATA_DIR: join(work, 'data'),
+    DATABASE_URL: scratch?.url,
+    FETCH_ALLOW_HOSTS: page.url.replace('http://', ''),
+    LOG_LEVEL: 'warn',
+    // The bench measures the pipeline, not the limiter's refusals.
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    RATE_LIMIT_IP_PER_MINUTE: '1000000000',
+    ...(whisper ? { TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: whisper.baseUrl, TRANSCRIBE_TIMEOUT_SECONDS: '3600' } : {}),
+  };
+  if (!scratch) delete gatewayEnv.DATABASE_URL;
+  const config = loadConfig(gatewayEnv);
+  const profileDir = join(work, 'profile');
+  const statementFile = join(work, 'statements.json');
+  const gateway = await startGateway(
+    { ...gatewayEnv, BENCH_STATEMENT_COUNT_FILE: args.profile ? statementFile : undefined },
+    join(work, 'gateway.log'),
+    args.profile ? [...cpuProfileFlags(join(profileDir, 'gateway')), `--import=${new URL('./statement-count.preload.js', import.meta.url).href}`] : [],
   );
-});
-await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
-const pagePort = (page.address() as AddressInfo).port;
+  processes.push(gateway);
 
-const dataDir = mkdtempSync(join(tmpdir(), 'mediagate-bench-'));
-// Long media: an hour of synthetic speech-like sound with pauses, transcribed through an
-// OpenAI-compatible server that works in proportion to the audio it gets.
-const longMedia = await makeLongMedia(dataDir, LONG_MEDIA_MINUTES);
-const whisper = await startOpenAiLikeServer(MS_PER_AUDIO_SECOND);
-const config = loadConfig({
-  ...process.env,
-  NODE_ENV: 'production',
-  API_KEY_PEPPER: 'bench-pepper-0123456789abcdef0123456789',
-  MEDIAGATE_DATA_DIR: dataDir,
-  FETCH_ALLOW_HOSTS: `127.0.0.1:${pagePort}`,
-  LOG_LEVEL: 'silent',
-  TRANSCRIBE_PROVIDERS: 'openai',
-  OPENAI_BASE_URL: whisper.baseUrl,
-  TRANSCRIBE_TIMEOUT_SECONDS: '3600',
-  // The bench measures the pipeline, not the limiter's refusals.
-  RATE_LIMIT_PER_MINUTE: '1000000000',
-  RATE_LIMIT_IP_PER_MINUTE: '1000000000',
-});
-// On PostgreSQL the bench works in a database of its own, dropped at the end.
-const benchDb = config.databaseUrl ? await createScratchDatabase(config.databaseUrl) : null;
-const db = await openDatabase({ ...config, databaseUrl: benchDb?.url ?? null }, { inMemory: !benchDb });
-await migrate(db.orm);
-const services = createServices(config, db.orm, pino({ level: 'silent' }));
-const app = await buildApp({ services, orm: db.orm });
-await app.listen({ host: '127.0.0.1', port: 0 });
-const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  // The gateway has migrated its database; the embedded one is reached through the gateway's socket.
+  const databaseUrl = scratch?.url ?? findRunningEmbedded(config.dataDir);
+  if (!databaseUrl) throw new Error('the gateway announced no embedded database');
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const accounts = Number(args.accounts);
+  const credits = { hot: 1_000_000_000, each: 1_000_000 };
+  const triggers = await copyPipelineSchema(db, 'bench_ref');
+  const keys: Record<'gateway' | 'reference', BenchKeys> = {
+    gateway: await seedAccounts(db, 'public', accounts, pepper, credits),
+    reference: await seedAccounts(db, 'bench_ref', accounts, pepper, credits),
+  };
+  const servers: Partial<Record<Contender, BenchProcess>> = { gateway };
+  if (running('proxy')) processes.push((servers.proxy = await forkServer('./proxy.server.js', process.env)));
+  if (running('reference')) {
+    const env = { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_POOL_SIZE: String(poolSize), BENCH_SCHEMA: 'bench_ref', API_KEY_PEPPER: pepper, BENCH_PRICE: String(config.prices.parse) };
+    processes.push((servers.reference = await forkServer('./reference.server.js', env, args.profile ? cpuProfileFlags(join(profileDir, 'reference')) : [])));
+  }
+  const database = scratch ? 'PostgreSQL (scratch database)' : 'embedded PGlite (inside the gateway process; its RSS includes the database)';
+  console.log(`mediagate bench: ${seconds} s per scenario at ${levels.join(' and ')} connections, ${accounts} spread accounts, pool ${poolSize}, ${database}`);
+  if (triggers.length) console.log(`the gateway's tables have triggers the reference's copy has not: ${triggers.join(', ')}`);
 
-const initial = 10_000_000;
-const rich = await services.accounts.create({ name: 'bench', credits: initial, membershipDays: 30 });
-const richKey = (await services.apiKeys.create(rich.id, 'bench')).key;
-const poor = await services.accounts.create({ name: 'bench-poor', credits: 0, membershipDays: 30 });
-const poorKey = (await services.apiKeys.create(poor.id, 'bench')).key;
+  const pageUrl = `${page.url}/watch`;
+  const keysFor = (s: Scenario) => {
+    const k = keys[s.contender === 'gateway' ? 'gateway' : 'reference'];
+    return s.keys === 'hot' ? [k.hot] : s.keys === 'spread' ? k.spread : ['none'];
+  };
+  const load = (s: Scenario, connections: number, secs: number) =>
+    runLoad({ url: servers[s.contender]!.url + s.path, body: s.body(pageUrl), keys: keysFor(s), connections, seconds: secs, isOk: s.isOk });
 
-const json = (key: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${key}` });
-const scenarios = [
-  {
-    name: 'POST /api/parse: hold, fetch page, extract, capture',
-    opts: { method: 'POST' as const, url: `${base}/api/parse`, headers: json(richKey), body: JSON.stringify({ url: `http://127.0.0.1:${pagePort}/watch`, quality: '720' }) },
-  },
-  {
-    name: 'GraphQL { me }: key lookup, account read',
-    opts: { method: 'POST' as const, url: `${base}/graphql`, headers: json(richKey), body: JSON.stringify({ query: '{ me { id credits { available held } } }' }) },
-  },
-  {
-    name: 'POST /api/parse with no credits: 402',
-    opts: { method: 'POST' as const, url: `${base}/api/parse`, headers: json(poorKey), body: JSON.stringify({ url: `http://127.0.0.1:${pagePort}/watch` }) },
-  },
-];
+  // JIT and pools warm before anything counts.
+  for (const contender of ['proxy', 'reference', 'gateway'] as const) {
+    const first = scenarios.find((s) => s.contender === contender);
+    if (first && Number(args.warmup) > 0) await load(first, Math.min(...levels), Number(args.warmup));
+  }
 
-const rows: Array<Record<string, string | number>> = [];
-for (const s of scenarios) {
-  // The load runs in a worker thread so it does not share the server's event loop.
-  const result = await autocannon({ ...s.opts, connections, duration: seconds, workers: 1 });
-  rows.push({
-    scenario: s.name,
-    'req/s': Math.round(result.requests.average),
-    'p50 ms': result.latency.p50,
-    'p99 ms': result.latency.p99,
-    '2xx': result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-  });
+  const rows: Row[] = [];
+  const top = Math.max(...levels);
+  // Where each contender's profile is read: its spread parse at the most connections.
+  const windows = new Map<string, { from: number; to: number }>();
+  for (const connections of levels) {
+    for (const s of scenarios) {
+      const schema = s.contender === 'gateway' ? 'public' : 'bench_ref';
+      const before = s.contender === 'proxy' ? null : await settledTotals(db, schema);
+      const counting = args.profile && s.contender === 'gateway';
+      const countsBefore = counting ? await statementCounts(gateway.pid, statementFile) : null;
+      const usage = watchProcess(servers[s.contender]!.pid);
+      const from = Number(process.hrtime.bigint() / 1000n);
+      const r = await load(s, connections, seconds);
+      if (connections === top) windows.set(s.id, { from, to: Number(process.hrtime.bigint() / 1000n) });
+      const { rssMb, cpuMs } = usage.stop();
+      const statements = countsBefore ? statementsPerAnswer(countsBefore, await statementCounts(gateway.pid, statementFile), r.ok) : undefined;
+      const problems = before ? ledgerProblems(before, await settledTotals(db, schema), s.charges ? r.ok : 0, config.prices.parse) : [];
+      const ref = s.reference ? rows.find((x) => x.scenario === s.reference && x.connections === connections) : undefined;
+      const proxy = rows.find((x) => x.scenario === 'proxy' && x.connections === connections);
+      const row: Row = {
+        scenario: s.id,
+        label: s.label,
+        connections,
+        reqPerSec: r.reqPerSec,
+        p50: r.p50,
+        p99: r.p99,
+        ok: r.ok,
+        failed: r.responses - r.ok + r.errors,
+        statusCodes: r.statusCodes,
+        rssMb,
+        cpuMsPerAnswer: Math.round((cpuMs / Math.max(r.ok, 1)) * 100) / 100,
+        vsReference: ref?.reqPerSec ? round2(r.reqPerSec / ref.reqPerSec) : null,
+        vsProxy: s.contender === 'gateway' && s.charges && proxy?.reqPerSec ? round2(r.reqPerSec / proxy.reqPerSec) : null,
+        ledger: before ? (problems.length ? 'FAIL' : 'PASS') : null,
+        ledgerProblems: problems,
+        statements,
+      };
+      rows.push(row);
+      if (problems.length) exitCode = 1;
+      console.log(`  ${connections} conns, ${s.id}: ${row.reqPerSec} req/s, p99 ${row.p99} ms, ${row.ok} ok, ${row.failed} failed${problems.length ? `, LEDGER: ${problems.join('; ')}` : ''}`);
+    }
+  }
+
+  const dash = (v: number | null) => (v === null ? '—' : String(v));
+  console.log(
+    '\n' +
+      markdownTable(
+        ['scenario', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'ok', 'failed', 'RSS MB', 'CPU ms/ok', '÷ ref', '÷ proxy', 'ledger'],
+        rows.map((r) => [r.label, r.connections, r.reqPerSec, r.p50, r.p99, r.ok, r.failed, r.rssMb, r.cpuMsPerAnswer, dash(r.vsReference), dash(r.vsProxy), r.ledger ?? '—']),
+      ),
+  );
+  const goals = targets(rows);
+  console.log('\n' + markdownTable(['target', 'value', 'floor', 'met'], goals.map((t) => [t.name, dash(t.value), t.floor, t.met === null ? '—' : t.met ? 'yes' : 'NO'])));
+
+  let longMedia: LongMediaRow | null = null;
+  if (whisper && longFile) {
+    const before = await settledTotals(db, 'public');
+    longMedia = await runLongMedia({
+      gateway: gateway.url,
+      key: keys.gateway.hot,
+      mediaUrl: `${page.url}/long.mp3`,
+      file: longFile,
+      dir: work,
+      ffmpegPath: config.ffmpegPath,
+      minutes: longMinutes,
+      msPerAudioSecond,
+      uploads: whisper.uploads,
+      pricePerMinute: config.prices.transcribePerMinute,
+    });
+    const after = await settledTotals(db, 'public');
+    const exact = longMedia.status === 200 && longMedia.charged === longMedia.expected && before.available - after.available === longMedia.expected && after.held === 0 && after.unbalanced === 0;
+    console.log('');
+    console.table([longMedia]);
+    console.log(`long media ledger: ${exact ? 'PASS' : 'FAIL'}`);
+    if (!exact) exitCode = 1;
+  }
+  await db.end();
+
+  const profiles: Record<string, unknown> = {};
+  if (args.profile) {
+    console.log('\n' + markdownTable(['gateway statements per answer (through the ORM’s pg)', 'per answer', 'statement'], rows.flatMap((r) => Object.entries(r.statements?.shapes ?? {}).map(([shape, n], i) => [i ? '' : `${r.label}, ${r.connections} conns: ${r.statements!.total}`, n, shape]))));
+    for (const [contender, id, title] of [['gateway', 'rest-spread', 'gateway'], ['reference', 'ref-spread', 'reference (b)']] as const) {
+      if (!servers[contender]) continue;
+      await servers[contender].stop(); // the profile is written as the process exits
+      const profile = readProfile(join(profileDir, contender), windows.get(id) ?? null);
+      if (!profile) {
+        console.log(`\nno CPU profile from the ${title}`);
+        continue;
+      }
+      const file = resolve(`bench-${contender}.cpuprofile`);
+      copyFileSync(profile.file, file);
+      profiles[contender] = { ...profile, file };
+      printProfile(`${title} CPU profile, ${windows.has(id) ? `${id} at ${top} connections` : 'whole run'} (${file})`, profile);
+    }
+  }
+
+  mkdirSync(resolve(args.json, '..'), { recursive: true });
+  const machine = { cpus: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
+  writeFileSync(args.json, JSON.stringify({ finishedAt: new Date(), machine, database, seconds, levels, accounts, poolSize, triggers, rows, targets: goals, longMedia, profiles }, null, 2) + '\n');
+  console.log(`\nresults: ${resolve(args.json)}${exitCode ? '\nLEDGER MISMATCH: see the FAIL rows above' : ''}`);
+} catch (err) {
+  console.error(err);
+  exitCode = 1;
+} finally {
+  for (const p of processes.reverse()) await p.stop();
+  await whisper?.close();
+  await scratch?.drop();
+  rmSync(work, { recursive: true, force: true });
 }
-
-// Long media, one request at a time: the gateway's wall time against ffmpeg's own extraction of the same file.
-const extraction = await timeExtraction(longMedia.path, dataDir);
-const longStarted = performance.now();
-const long = await fetch(`${base}/api/transcribe`, { method: 'POST', headers: json(richKey), body: JSON.stringify({ mediaUrl: `http://127.0.0.1:${pagePort}/long.mp3` }) });
-const longBody = (await long.json()) as { durationSeconds?: number; segments?: unknown[]; credits?: { charged: number } };
-const longSeconds = (performance.now() - longStarted) / 1000;
-const longRow = {
-  scenario: `transcribe ${LONG_MEDIA_MINUTES} min (server ${MS_PER_AUDIO_SECOND} ms per audio second)`,
-  status: long.status,
-  'wall s': Math.round(longSeconds * 100) / 100,
-  'ffmpeg extraction s': Math.round(extraction * 100) / 100,
-  'wall ÷ extraction': Math.round((longSeconds / extraction) * 100) / 100,
-  pieces: whisper.uploads.length,
-  'longest upload s': Math.round(Math.max(...whisper.uploads)),
-  charged: longBody.credits?.charged ?? 0,
-};
-
-// Correctness under load: every success charged exactly once, nothing left held, the ledger sums.
-const count = await db.orm.em
-  .fork()
-  .getConnection()
-  .execute<{ n: string }[]>(`select count(*) as n from job where account_id = ? and status = 'SUCCEEDED' and operation = 'PARSE'`, [rich.id]);
-const charged = Number(count[0].n);
-const balance = await services.ledger.balance(rich.id);
-// Per started minute of the probed length (an encoded hour runs a few milliseconds over).
-const longCharged = long.ok ? Math.max(1, Math.ceil((longBody.durationSeconds ?? 0) / 60)) * config.prices.transcribePerMinute : 0;
-const ledgerOk = long.ok && balance.held === 0 && balance.available === initial - charged * config.prices.parse - longCharged && longBody.credits?.charged === longCharged;
-
-console.log(`mediagate bench: ${connections} connections, ${seconds} s per scenario, database: ${db.embedded ? 'embedded PGlite' : 'PostgreSQL'}`);
-console.table(rows);
-console.table([longRow]);
-console.log(`ledger: ${charged} parses and ${longCharged} credits of transcription charged, available ${balance.available}, held ${balance.held}: ${ledgerOk ? 'exact' : 'MISMATCH'}`);
-
-await app.close();
-await services.close();
-await db.close();
-await benchDb?.drop();
-page.close();
-await whisper.close();
-rmSync(dataDir, { recursive: true, force: true });
-process.exit(ledgerOk ? 0 : 1);
-
-/** Sound with a pause every few seconds, like speech, as 64 kbit/s MP3. */
-async function makeLongMedia(dir: string, minutes: number): Promise<{ path: string }> {
-  const path = join(dir, 'long.mp3');
-  const tone = "aevalsrc='0.4*sin(2*PI*220*t)*sin(2*PI*3*t)*lt(mod(t\\,9.3)\\,8)':s=22050:d=" + minutes * 60;
-  await runTool(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', tone, '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '64k', path], {}, 10 * 60_000);
-  return { path };
-}
-
-/** Seconds ffmpeg alone takes to extract the audio the way the gateway prepares it. */
-async function timeExtraction(source: string, dir: string): Promise<number> {
-  const started = performance.now();
-  await extractAudio(source, join(dir, 'extracted.mp3'), { ffmpegPath: config.ffmpegPath });
-  return (performance.now() - started) / 1000;
-}
+process.exit(exitCode);
 
 async function createScratchDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `mediagate_bench_${Date.now()}`;

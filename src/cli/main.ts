@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { createLogger } from '../logger.js';
+import { shutdownTelemetry, startTelemetry } from '../telemetry.js';
 import type { Services } from '../services.js';
 import { registerClientCommands } from './client-commands.js';
 
@@ -83,23 +84,12 @@ program
   .description('serve the HTTP API (GraphQL at /graphql, REST at /api/*)')
   .action(async () => {
     const config = loadConfig();
-    const { startServer } = await serverSide();
+    // Before the server side loads: the instrumentations patch its modules as they are imported.
+    await startTelemetry(config);
+    const { startServer, stopOnSignals } = await serverSide();
     const server = await startServer(config);
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      server.services.log.info({ signal }, 'shutting down');
-      try {
-        await server.stop();
-        process.exit(0);
-      } catch (err) {
-        server.services.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      }
-    };
-    process.on('SIGINT', () => void stop('SIGINT'));
-    process.on('SIGTERM', () => void stop('SIGTERM'));
+    // The last request's spans are flushed once the server has stopped.
+    stopOnSignals({ stop: () => server.stop().then(shutdownTelemetry) }, server.services.log);
   });
 
 program
@@ -107,23 +97,10 @@ program
   .description('work queued transcriptions without serving HTTP (serve works them too)')
   .action(async () => {
     const config = loadConfig();
+    if (config.workerConcurrency === 0) throw new ConfigError(['WORKER_CONCURRENCY: a worker needs at least 1 (0 is for `serve` beside separate workers)']);
     const log = createLogger(config);
-    const { openDatabase, migrate, JobQueue, createServices, startWorkers } = await serverSide();
-    const db = await openDatabase(config);
-    await migrate(db.orm);
-    const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
-    await queue.start();
-    const services = createServices(config, db.orm, log, queue);
-    await startWorkers(services, queue);
-    log.info({ concurrency: config.workerConcurrency }, 'mediagate worker is waiting for queued transcriptions');
-    const stop = async () => {
-      await queue.stop();
-      await services.close();
-      await db.close();
-      process.exit(0);
-    };
-    process.on('SIGINT', () => void stop());
-    process.on('SIGTERM', () => void stop());
+    const { startWorker, stopOnSignals } = await serverSide();
+    stopOnSignals(await startWorker(config, log), log);
   });
 
 program
@@ -216,6 +193,16 @@ key
       return program.opts().json ? { keys } : keys;
     }),
   );
+
+program
+  .command('config')
+  .description('the configuration')
+  .command('check')
+  .description('validate the configuration as serve would, print it with secrets masked, check engines and services')
+  .action(async () => {
+    const { configCheck } = await import('./config-check.js');
+    process.exitCode = await configCheck(Boolean(program.opts().json));
+  });
 
 registerClientCommands(program);
 

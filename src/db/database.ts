@@ -4,11 +4,13 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../config.js';
 import { startEmbedded, findRunningEmbedded, type EmbeddedDatabase } from './embedded.js';
 import { ENTITIES } from './entities.js';
+import { notificationsOf, type Notifications } from './notifications.js';
 import { Migration20261122000000_initial } from './migrations/Migration20261122000000_initial.js';
 import { Migration20261123000000_webhooks } from './migrations/Migration20261123000000_webhooks.js';
 import { Migration20261123010000_sessions } from './migrations/Migration20261123010000_sessions.js';
+import { Migration20261124000000_notify } from './migrations/Migration20261124000000_notify.js';
 
-export const MIGRATIONS = [Migration20261122000000_initial, Migration20261123000000_webhooks, Migration20261123010000_sessions];
+export const MIGRATIONS = [Migration20261122000000_initial, Migration20261123000000_webhooks, Migration20261123010000_sessions, Migration20261124000000_notify];
 
 /** An open database: the ORM plus whatever embedded server backs it. */
 export interface Database {
@@ -16,6 +18,8 @@ export interface Database {
   /** Where the database answers (the job queue connects there too). */
   clientUrl: string;
   embedded: boolean;
+  /** What the database says changed; listening starts with `notifications.start` (serve, worker, tests). */
+  notifications: Notifications;
   close(): Promise<void>;
 }
 
@@ -44,11 +48,15 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
     clientUrl = embedded.clientUrl;
   }
   const orm = await initOrm(clientUrl, isEmbedded ? 1 : 10);
+  // An embedded database served by another process keeps its notifications there.
+  const notifications = notificationsOf(embedded ? { embedded } : isEmbedded ? null : { clientUrl });
   return {
     orm,
     clientUrl,
     embedded: isEmbedded,
+    notifications,
     async close() {
+      await notifications.close();
       await orm.close(true);
       await embedded?.stop();
     },

@@ -9,6 +9,6 @@ const HEADER = 'Generated from the code by `npm run schema:write`; do not edit b
 export async function renderSchemaFiles(): Promise<{ 'schema.graphql': string; 'openapi.yaml': string }> {
   return {
     'schema.graphql': `# ${HEADER}\n\n${printSchema(await buildGraphqlSchema())}\n`,
-    'openapi.yaml': `# ${HEADER}\n${stringify(buildOpenApi(), { lineWidth: 0 })}`,
+    'openapi.yaml': `# ${HEADER}\n${stringify(buildOpenApi(), { lineWidth: 0, aliasDuplicateObjects: false })}`,
   };
 }

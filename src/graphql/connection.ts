@@ -5,23 +5,23 @@ import type { PageInfo as PageInfoShape } from '../modules/paging.js';
 // importing them from here.
 export { decodeCursor, encodeCursor, pageSize, toPage, type Page } from '../modules/paging.js';
 
-@ObjectType()
+@ObjectType({ description: 'Where a page of a list ends, and whether more follows' })
 export class PageInfo implements PageInfoShape {
-  @Field() hasNextPage!: boolean;
-  @Field(() => String, { nullable: true }) endCursor!: string | null;
+  @Field({ description: 'True when another page follows; ask for it with after: endCursor' }) hasNextPage!: boolean;
+  @Field(() => String, { nullable: true, description: 'The cursor of the last edge of this page; null when the page is empty' }) endCursor!: string | null;
 }
 
-/** A Relay connection type for `Node`. */
-export function Connection<T extends object>(node: ClassType<T>, name: string) {
-  @ObjectType(`${name}Edge`)
+/** A Relay connection type for `Node`; `plural` names the items in the descriptions. */
+export function Connection<T extends object>(node: ClassType<T>, name: string, plural: string) {
+  @ObjectType(`${name}Edge`, { description: `One of the ${plural} with its cursor` })
   class Edge {
-    @Field() cursor!: string;
-    @Field(() => node) node!: T;
+    @Field({ description: 'Opaque; pass it as after to continue after this edge (stays correct when rows are added meanwhile)' }) cursor!: string;
+    @Field(() => node, { description: `One of the ${plural}` }) node!: T;
   }
-  @ObjectType(`${name}Connection`)
+  @ObjectType(`${name}Connection`, { description: `A page of ${plural} (Relay connection)` })
   class ConnectionType {
-    @Field(() => [Edge]) edges!: Edge[];
-    @Field(() => PageInfo) pageInfo!: PageInfo;
+    @Field(() => [Edge], { description: 'The page, in the list’s order' }) edges!: Edge[];
+    @Field(() => PageInfo, { description: 'Whether more follows, and the cursor to ask for it' }) pageInfo!: PageInfo;
   }
   return ConnectionType;
 }

@@ -1,9 +1,10 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
+import { databaseUnavailable } from '../db/outage.js';
 import { AppError, isAppError } from '../errors.js';
 
 /** Codes Apollo and graphql-js give to a malformed operation; to callers they are all INVALID_INPUT. */
-const INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'PERSISTED_QUERY_NOT_SUPPORTED']);
+const INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'PERSISTED_QUERY_NOT_SUPPORTED', 'OPERATION_RESOLUTION_FAILURE']);
 
 export interface ErrorLog {
   error(obj: object, msg: string): void;
@@ -34,7 +35,8 @@ export function formatGraphqlError(log: ErrorLog) {
       return { message: formatted.message, locations: formatted.locations, extensions: { code: 'INVALID_INPUT' } };
     }
     log.error({ err: original }, 'unexpected GraphQL error');
-    const masked = new AppError('INTERNAL_ERROR');
+    // A lost database connection: the caller may simply retry.
+    const masked = databaseUnavailable(original) ?? new AppError('INTERNAL_ERROR');
     return { message: masked.message, path: formatted.path, extensions: { code: masked.code } };
   };
 }

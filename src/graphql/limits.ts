@@ -1,41 +1,52 @@
-import { GraphQLError, Kind, type ASTVisitor, type ValidationContext, type ValidationRule } from 'graphql';
+import type { ApolloServerPlugin } from '@apollo/server';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { GraphQLError, type GraphQLFormattedError, type ParseOptions, type ValidationRule } from 'graphql';
+import type { Config } from '../config.js';
 
-/** Refuses operations nested deeper than `max` selection levels (fragments followed). */
-export function depthLimit(max: number): ValidationRule {
-  return (context: ValidationContext): ASTVisitor => {
-    const fragments = new Map(context.getDocument().definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
-    const depthOf = (node: { selectionSet?: { selections: readonly any[] } }, depth: number, seen: Set<string>): number => {
-      if (!node.selectionSet) return depth;
-      let deepest = depth;
-      for (const sel of node.selectionSet.selections) {
-        if (sel.kind === Kind.FIELD) deepest = Math.max(deepest, depthOf(sel, depth + 1, seen));
-        else if (sel.kind === Kind.INLINE_FRAGMENT) deepest = Math.max(deepest, depthOf(sel, depth, seen));
-        else if (sel.kind === Kind.FRAGMENT_SPREAD && !seen.has(sel.name.value)) {
-          const frag = fragments.get(sel.name.value);
-          if (frag) deepest = Math.max(deepest, depthOf(frag, depth, new Set([...seen, sel.name.value])));
-        }
-      }
-      return deepest;
-    };
-    return {
-      OperationDefinition(node) {
-        const depth = depthOf(node, 0, new Set());
-        if (depth > max) context.reportError(new GraphQLError(`The operation is ${depth} levels deep; the limit is ${max}.`, { nodes: [node] }));
-      },
-    };
-  };
+/** What both doors (HTTP and WebSocket) apply to an operation before running it. */
+export interface OperationLimits {
+  /** The token cap, applied by graphql-js while parsing, before any other work. */
+  parseOptions: ParseOptions;
+  /** Depth, aliases, directives and cost (graphql-armor), run beside the specification's rules. */
+  validationRules: ValidationRule[];
+  /** Apollo's side of graphql-armor: hides "Did you mean …" field suggestions. */
+  apolloPlugins: ApolloServerPlugin[];
+  /** The same hiding for errors that do not pass through Apollo (the WebSocket door). */
+  hideSuggestions(error: GraphQLFormattedError): GraphQLFormattedError;
 }
 
-/** Refuses operations with more than `max` aliased fields (alias-based amplification). */
-export function aliasLimit(max: number): ValidationRule {
-  return (context: ValidationContext): ASTVisitor => {
-    let aliases = 0;
-    return {
-      Field(node) {
-        if (node.alias && ++aliases === max + 1) {
-          context.reportError(new GraphQLError(`The operation uses more than ${max} aliases.`, { nodes: [node] }));
-        }
-      },
-    };
+type ArmorConfig = NonNullable<ConstructorParameters<typeof ApolloArmor>[0]>;
+type RejectCallback = NonNullable<NonNullable<ArmorConfig['maxDepth']>['onReject']>[number];
+
+/** What armor puts in place of a suggestion (its default mask). */
+const SUGGESTION_MASK = '[Suggestion hidden]';
+
+// Reported as validation errors, so both doors answer INVALID_INPUT: thrown, Apollo would answer 500.
+// Armor prefixes every refusal with "Syntax Error: ", which these are not.
+const report: RejectCallback = (context, error) => context?.reportError(new GraphQLError(error.message.replace(/^Syntax Error: /, '')));
+const reject = { propagateOnRejection: false, onReject: [report] };
+
+/**
+ * The operation limits from configuration (GRAPHQL_MAX_*), with graphql-armor. Fragments are counted
+ * as if written inline, so naming a fragment neither hides nor adds depth or cost. Armor's own token
+ * limit is off: for Apollo it is a plugin that throws outside the parser (a 500); graphql-js's
+ * `maxTokens` does the same counting inside the parser, on both doors.
+ */
+export function operationLimits(limits: Config['graphql']): OperationLimits {
+  const armor = new ApolloArmor({
+    maxTokens: { enabled: false },
+    maxDepth: { n: limits.maxDepth, flattenFragments: true, ...reject },
+    maxAliases: { n: limits.maxAliases, ...reject },
+    maxDirectives: { n: limits.maxDirectives, ...reject },
+    costLimit: { maxCost: limits.maxCost, flattenFragments: true, ...reject },
+    blockFieldSuggestion: { mask: SUGGESTION_MASK },
+  }).protect();
+  return {
+    parseOptions: { maxTokens: limits.maxTokens },
+    validationRules: armor.validationRules,
+    // Armor's declarations name Apollo's CommonJS types; the plugins are the same objects.
+    apolloPlugins: armor.plugins as unknown as ApolloServerPlugin[],
+    // The expression armor's Apollo plugin applies to each error message.
+    hideSuggestions: (error) => ({ ...error, message: error.message.replace(/Did you mean ".+"/g, SUGGESTION_MASK) }),
   };
 }

@@ -11,6 +11,21 @@ import { JobWebhookResolver, WebhookSecretResolver } from '../modules/webhooks/w
 
 let cached: Promise<GraphQLSchema> | undefined;
 
+/** type-graphql has no option for the root types' descriptions: they are set on the built schema. */
+const ROOT_DESCRIPTIONS = {
+  Query:
+    'Reads. Authenticate with Authorization: Bearer <API key> (or a frontend’s OpenID Connect token); errors carry their code in extensions.code (UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, …).',
+  Mutation: 'The operations (parse, transcribe: they hold, charge and release credits) and changes to the caller’s keys, jobs and webhook secret.',
+  Subscription: 'Live updates over the graphql-ws protocol on /graphql.',
+};
+
+function describeRoots(schema: GraphQLSchema): GraphQLSchema {
+  for (const type of [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()]) {
+    if (type) type.description = ROOT_DESCRIPTIONS[type.name as keyof typeof ROOT_DESCRIPTIONS];
+  }
+  return schema;
+}
+
 /** The executable schema (built once per process: type-graphql's metadata is global). */
 export function buildGraphqlSchema(): Promise<GraphQLSchema> {
   cached ??= buildSchema({
@@ -20,6 +35,6 @@ export function buildGraphqlSchema(): Promise<GraphQLSchema> {
     // jobUpdated reads the job rows itself (so it sees every instance's work); type-graphql still
     // wants a PubSub for topic-based subscriptions, of which there are none yet.
     pubSub: createPubSub(),
-  });
+  }).then(describeRoots);
   return cached;
 }

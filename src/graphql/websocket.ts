@@ -7,17 +7,17 @@ import { requestContext } from '../modules/auth.js';
 import type { Services } from '../services.js';
 import { createGqlContext } from './context.js';
 import { formatGraphqlError } from './errors.js';
-import { aliasLimit, depthLimit } from './limits.js';
+import type { OperationLimits } from './limits.js';
 
 /**
  * Subscriptions (jobUpdated) over the graphql-ws protocol at the same /graphql path. The key comes
  * in the connection's `Authorization` parameter, or the upgrade request's header for clients that
  * can send one; errors carry the same codes as on HTTP.
  */
-export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchema, services: Services): void {
+export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchema, services: Services, limits: OperationLimits): void {
   const wsServer = new WebSocketServer({ server: app.server, path: '/graphql' });
   const format = formatGraphqlError(services.log);
-  const formatAll = (errors: readonly GraphQLError[]) => errors.map((e) => format(e.toJSON(), e));
+  const formatAll = (errors: readonly GraphQLError[]) => errors.map((e) => limits.hideSuggestions(format(e.toJSON(), e)));
   const cleanup = useServer(
     {
       schema,
@@ -32,15 +32,15 @@ export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchem
         const credentials = { authorization: header, cookie: ctx.extra.request.headers.cookie, csrfToken: typeof csrf === 'string' ? csrf : undefined };
         return createGqlContext(requestContext(services.auth, credentials, randomUUID()), services, { cache: false });
       },
-      // The HTTP door's limits hold here too: depth, aliases and tokens.
+      // The HTTP door's limits hold here too: tokens, depth, aliases, directives and cost.
       onSubscribe: (_ctx, _id, payload) => {
         let document;
         try {
-          document = parse(payload.query, { maxTokens: services.config.graphql.maxTokens });
+          document = parse(payload.query, limits.parseOptions);
         } catch (err) {
           return [err as GraphQLError];
         }
-        const errors = validate(schema, document, [...specifiedRules, depthLimit(services.config.graphql.maxDepth), aliasLimit(services.config.graphql.maxAliases)]);
+        const errors = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
         return errors.length ? errors : undefined;
       },
       onError: (_ctx, _id, _payload, errors) => formatAll(errors),
@@ -48,8 +48,18 @@ export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchem
     },
     wsServer,
   );
+  // Stopping: subscribers are told 1001 (going away) at once, so they subscribe again elsewhere and the
+  // HTTP server can close (it waits for upgraded sockets too); one that does not answer the closing
+  // handshake is cut after a second.
+  let disposed: Promise<void> = Promise.resolve();
+  app.addHook('preClose', async () => {
+    const cut = setTimeout(() => wsServer.clients.forEach((client) => client.terminate()), 1000);
+    disposed = Promise.resolve(cleanup.dispose())
+      .catch((err: unknown) => services.log.warn({ err }, 'closing the subscriptions failed'))
+      .finally(() => clearTimeout(cut));
+  });
   app.addHook('onClose', async () => {
-    await cleanup.dispose();
+    await disposed;
     await new Promise<void>((resolve) => wsServer.close(() => resolve()));
   });
 }

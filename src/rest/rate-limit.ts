@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
@@ -19,6 +19,7 @@ export interface RateLimits {
  */
 export function registerRateLimits(app: FastifyInstance, config: Config): RateLimits {
   const redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
+  const watch = redis ? watchRedis(redis, app.log) : null;
   const make = (prefix: string, points: number): RateLimiterAbstract =>
     redis
       ? new RateLimiterRedis({
@@ -43,9 +44,33 @@ export function registerRateLimits(app: FastifyInstance, config: Config): RateLi
 
   return {
     async close() {
+      watch?.stop();
       redis?.disconnect();
     },
   };
+}
+
+/**
+ * Says once when Redis goes away (the limiters then count in this process: their insurance) and
+ * once when it is back (ioredis keeps reconnecting meanwhile, and the limiters use it again), rather
+ * than a line for every failed command or reconnection attempt.
+ */
+function watchRedis(redis: Redis, log: FastifyBaseLogger): { stop(): void } {
+  let down = false;
+  let stopped = false;
+  const lost = (err?: Error) => {
+    if (down || stopped) return;
+    down = true;
+    log.warn({ err }, 'Redis is unreachable: rate limits are counted per process until it is back');
+  };
+  redis.on('error', lost);
+  redis.on('close', () => lost());
+  redis.on('ready', () => {
+    if (!down || stopped) return;
+    down = false;
+    log.info('Redis is reachable again: rate limits are shared between instances again');
+  });
+  return { stop: () => void (stopped = true) };
 }
 
 /** Takes one point; sets the RateLimit headers (IETF draft) either way; 429 with Retry-After when none is left. */

@@ -22,6 +22,8 @@ export interface FakeOpenAiRequest {
   fileBytes: number;
   authorization: string | undefined;
   headers: IncomingHttpHeaders;
+  /** When (performance.now()) the caller closed the connection before the answer was sent; null while it waits or once answered. */
+  closedAt: number | null;
 }
 
 /** A canned answer; `raw` sends `body` as the literal response text (for malformed JSON), `delayMs` stalls first. */
@@ -90,8 +92,11 @@ export async function startFakeOpenAi(
         fileBytes = v.size;
       }
     }
-    const seen: FakeOpenAiRequest = { fields, granularities, fileName, fileBytes, authorization: req.headers.authorization, headers: req.headers };
+    const seen: FakeOpenAiRequest = { fields, granularities, fileName, fileBytes, authorization: req.headers.authorization, headers: req.headers, closedAt: null };
     requests.push(seen);
+    res.on('close', () => {
+      if (!res.writableEnded) seen.closedAt = performance.now();
+    });
     const custom = opts.respond?.(seen);
     if (custom) {
       if (custom.delayMs) {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import type { Notifications } from '../../src/db/notifications.js';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { createServices, startWorkers, type Services } from '../../src/services.js';
 import { createTestDatabase, type TestDatabaseKind } from './test-database.js';
@@ -22,6 +23,8 @@ export interface Harness {
   services: Services;
   config: Config;
   clientUrl: string;
+  /** The database's notifications, as this app hears them. */
+  notifications: Notifications;
   /** An account with a key; membership and credits as asked. */
   account(opts?: { credits?: number; member?: boolean; scopes?: string[] }): Promise<{ accountId: string; key: string; keyId: string }>;
   /** The server's base URL on loopback. */
@@ -34,6 +37,8 @@ export interface Harness {
   ledgerSums(accountId: string): Promise<{ available: number; held: number }>;
   /** Runs SQL on the test database (to look at rows, or age them). */
   sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
+  /** Kills every connection to the test database (the embedded one needs `severable`); returns how many. */
+  severDatabaseConnections(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -41,7 +46,7 @@ export interface Harness {
 export async function createHarness(
   env: Record<string, string> = {},
   logger: Logger = pino({ level: 'silent' }),
-  options: { queue?: boolean; database?: TestDatabaseKind } = {},
+  options: { queue?: boolean; database?: TestDatabaseKind; severable?: boolean } = {},
 ): Promise<Harness> {
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -51,11 +56,12 @@ export async function createHarness(
     ...env,
   });
   // After the configuration: a refused configuration leaves no database behind.
-  const db = await createTestDatabase(options.database);
+  const db = await createTestDatabase(options.database, { severable: options.severable });
+  await db.notifications.start(logger);
   // The job queue (pg-boss) only where a test queues work: it adds its own schema and polling.
   const queue = options.queue ? new JobQueue(db.clientUrl, logger, config.webhooks.retryDelaySeconds) : undefined;
   await queue?.start();
-  const services = createServices(config, db.orm, logger, queue);
+  const services = createServices(config, db.orm, logger, queue, db.notifications);
   if (queue) await startWorkers(services, queue);
   const app = await buildApp({ services, orm: db.orm });
   // Real HTTP on loopback: the same parsers, limits and hooks a client meets.
@@ -73,6 +79,7 @@ export async function createHarness(
     services,
     config,
     clientUrl: db.clientUrl,
+    notifications: db.notifications,
     async account(opts = {}) {
       const acc = await services.accounts.create({
         name: 'Test account',
@@ -114,6 +121,7 @@ export async function createHarness(
       return { available: Number(rows[0].a), held: Number(rows[0].h) };
     },
     sql: (query, params = []) => db.orm.em.fork().getConnection().execute(query, params as any[]),
+    severDatabaseConnections: () => db.severConnections(),
     async close() {
       await app.close();
       await queue?.stop();

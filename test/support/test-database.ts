@@ -2,27 +2,51 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { initOrm, migrate, type Database } from '../../src/db/database.js';
 import { startEmbedded } from '../../src/db/embedded.js';
+import { notificationsOf } from '../../src/db/notifications.js';
+import { startSeverableProxy } from './severable-proxy.js';
 
 /** The databases a test can ask for: the one DATABASE_URL names (else embedded), or always embedded. */
 export type TestDatabaseKind = 'default' | 'embedded';
+
+/** A test database whose client connections a test can kill, as a database restart or an operator would. */
+export interface TestDatabase extends Database {
+  /**
+   * Ends every client connection of this database: pg_terminate_backend on PostgreSQL (this
+   * database's backends only); on the embedded one, a cut of every connection through its relay
+   * (created with `severable`). Returns how many were ended.
+   */
+  severConnections(): Promise<number>;
+}
 
 /**
  * A fresh, migrated database for one test file: a new database on the PostgreSQL named by
  * DATABASE_URL (dropped afterwards), or an in-memory PGlite when it is unset or asked for.
  */
-export async function createTestDatabase(kind: TestDatabaseKind = 'default'): Promise<Database> {
+export async function createTestDatabase(kind: TestDatabaseKind = 'default', options: { severable?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = kind === 'embedded' ? undefined : process.env.DATABASE_URL;
   if (!adminUrl) {
     const embedded = await startEmbedded(null);
-    const orm = await initOrm(embedded.clientUrl, 1);
+    // The embedded socket server cannot drop its clients: a relay in front of it can.
+    const direct = new URL(embedded.clientUrl);
+    const relay = options.severable ? await startSeverableProxy({ host: direct.hostname, port: Number(direct.port) }) : null;
+    if (relay) direct.port = String(relay.port);
+    const orm = await initOrm(direct.toString(), 1);
     await migrate(orm);
+    const notifications = notificationsOf({ embedded });
     return {
       orm,
       embedded: true,
-      clientUrl: embedded.clientUrl,
+      clientUrl: direct.toString(),
+      notifications,
       async close() {
+        await notifications.close();
         await orm.close(true);
+        await relay?.close();
         await embedded.stop();
+      },
+      async severConnections() {
+        if (!relay) throw new Error('ask createTestDatabase for a severable embedded database');
+        return relay.sever();
       },
     };
   }
@@ -35,16 +59,29 @@ export async function createTestDatabase(kind: TestDatabaseKind = 'default'): Pr
   url.pathname = `/${name}`;
   const orm = await initOrm(url.toString(), 10);
   await migrate(orm);
+  const notifications = notificationsOf({ clientUrl: url.toString() });
   return {
     orm,
     embedded: false,
     clientUrl: url.toString(),
+    notifications,
     async close() {
+      await notifications.close();
       await orm.close(true);
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       await c.query(`drop database if exists ${name} with (force)`);
       await c.end();
+    },
+    async severConnections() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        const { rows } = await c.query(`select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [name]);
+        return rows[0].n as number;
+      } finally {
+        await c.end();
+      }
     },
   };
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { CONFIG_VARIABLES, ConfigError, loadConfig, readConfig, SECRET_VARIABLES } from '../../src/config.js';
 
 describe('configuration', () => {
   it('lists every problem at once', () => {
@@ -14,6 +14,21 @@ describe('configuration', () => {
     expect(err).toBeInstanceOf(ConfigError);
     const problems = (err as ConfigError).problems.join('\n');
     for (const name of ['PORT', 'PARSE_PROVIDERS', 'FETCH_ALLOW_HOSTS', 'OPENAI_BASE_URL', 'DATABASE_URL']) expect(problems).toContain(name);
+  });
+
+  it('lists the rules between variables beside the problems of single variables, each once', () => {
+    const reading = readConfig({ NODE_ENV: 'production', PORT: 'x', OIDC_AUDIENCE: 'a', PARSE_PROVIDERS: 'cobalt', TRANSCRIBE_PROVIDERS: 'deepgram,nope', API_KEY_PEPPER: 'short' });
+    expect(reading.config).toBeNull();
+    expect(reading.problems.map((p) => p.field).sort()).toEqual(['API_KEY_PEPPER', 'COBALT_API_URL', 'OIDC_ISSUER', 'PORT', 'TRANSCRIBE_PROVIDERS.1']);
+    // A pepper that is too short is one problem, not also "required in production"; an invalid provider list waits.
+    expect(reading.problems.find((p) => p.field === 'API_KEY_PEPPER')?.message).toMatch(/at least 32/);
+    expect(() => loadConfig({ NODE_ENV: 'production', PORT: 'x' })).toThrow(/PORT[\s\S]*API_KEY_PEPPER: required when NODE_ENV=production/);
+  });
+
+  it('declares every secret-looking variable secret, so config check masks it', () => {
+    const secretLooking = CONFIG_VARIABLES.filter((name) => /(KEY|TOKEN|SECRET|PASSWORD|PEPPER|HEADERS)$/.test(name));
+    expect(secretLooking.length).toBeGreaterThan(5);
+    expect([...SECRET_VARIABLES].sort()).toEqual(expect.arrayContaining(secretLooking));
   });
 
   it('refuses allow-list entries that are not host:port', () => {
@@ -36,6 +51,7 @@ describe('configuration', () => {
       parseTimeoutMs: 60_000,
       transcribeTimeoutMs: 3_600_000,
       sweepIntervalMs: 30_000,
+      shutdownGraceMs: 30_000,
       prices: { parse: 1, transcribePerMinute: 1 },
       openai: { baseUrl: 'https://api.openai.com/v1', model: 'whisper-1' },
     });

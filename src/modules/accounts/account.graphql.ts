@@ -2,28 +2,28 @@ import { Field, ID, ObjectType } from 'type-graphql';
 import { Connection } from '../../graphql/connection.js';
 import { Credits, DateTime } from '../../graphql/scalars.js';
 
-@ObjectType('Membership')
+@ObjectType('Membership', { description: 'The account’s paid membership, which the work operations (parse, transcribe) need with an API key' })
 export class MembershipType {
-  @Field() plan!: string;
-  @Field({ description: 'active or canceled' }) status!: string;
-  @Field(() => DateTime) periodEnd!: Date;
+  @Field({ description: 'The plan’s name, e.g. monthly' }) plan!: string;
+  @Field({ description: 'active or canceled (canceled ends it at once, whatever periodEnd says)' }) status!: string;
+  @Field(() => DateTime, { description: 'When the paid period ends; after it the membership is no longer active' }) periodEnd!: Date;
   @Field({ description: 'True while status is active and periodEnd lies ahead' }) active!: boolean;
 }
 
-@ObjectType('CreditBalance')
+@ObjectType('CreditBalance', { description: 'An account’s credits, in whole credits; total = available + held' })
 export class CreditBalanceType {
-  @Field(() => Credits, { description: 'Credits that can be spent now' }) available!: number;
-  @Field(() => Credits, { description: 'Credits on hold for running tasks' }) held!: number;
+  @Field(() => Credits, { description: 'Credits that can be spent now (a new task holds its price from these)' }) available!: number;
+  @Field(() => Credits, { description: 'Credits on hold for queued or running tasks: captured on success, returned to available on failure' }) held!: number;
 }
 
-@ObjectType('Account')
+@ObjectType('Account', { description: 'A customer account: its membership, credits, keys and usage' })
 export class AccountType {
-  @Field(() => ID) id!: string;
-  @Field() name!: string;
-  @Field(() => String, { nullable: true }) email!: string | null;
-  @Field(() => DateTime) createdAt!: Date;
-  @Field(() => MembershipType, { nullable: true }) membership!: MembershipType | null;
-  @Field(() => CreditBalanceType) credits!: CreditBalanceType;
+  @Field(() => ID, { description: 'The account id (a UUID)' }) id!: string;
+  @Field({ description: 'The account’s display name' }) name!: string;
+  @Field(() => String, { nullable: true, description: 'Contact address; null when none was given' }) email!: string | null;
+  @Field(() => DateTime, { description: 'When the account was created' }) createdAt!: Date;
+  @Field(() => MembershipType, { nullable: true, description: 'The membership; null when the account never had one' }) membership!: MembershipType | null;
+  @Field(() => CreditBalanceType, { description: 'The current balance' }) credits!: CreditBalanceType;
 }
 
-export const AccountConnection = Connection(AccountType, 'Account');
+export const AccountConnection = Connection(AccountType, 'Account', 'accounts');

@@ -18,14 +18,14 @@ class UsageWindowArgs {
 // and the account loader), so they need no resolver of their own.
 @Resolver(() => AccountType)
 export class AccountResolver {
-  @Query(() => AccountType, { description: "The caller's own account" })
+  @Query(() => AccountType, { description: "The caller's own account: membership and credits (read scope; no membership needed)" })
   async me(@Ctx() ctx: GqlContext): Promise<AccountType> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
     return ctx.services.accounts.view(principal.accountId);
   }
 
-  @Query(() => AccountConnection, { description: 'Every account, newest first (admins and analysts)' })
+  @Query(() => AccountConnection, { description: 'Every account, newest first (admins and analysts; FORBIDDEN for others)' })
   async accounts(@Ctx() ctx: GqlContext, @Args(() => PageArgs) { first, after }: PageArgs): Promise<Page<AccountType>> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');

@@ -3,17 +3,18 @@ import { DateTime } from '../../graphql/scalars.js';
 
 @ObjectType('ApiKey', { description: 'An API key. The secret is never shown again after creation.' })
 export class ApiKeyType {
-  @Field(() => ID) id!: string;
-  @Field() name!: string;
+  @Field(() => ID, { description: 'The key’s id (what revokeApiKey takes; not the secret)' }) id!: string;
+  @Field({ description: 'The label given at creation' }) name!: string;
   @Field({ description: 'The last four characters of the key, to tell keys apart' }) last4!: string;
-  @Field(() => [String]) scopes!: string[];
-  @Field(() => DateTime) createdAt!: Date;
-  @Field(() => DateTime, { nullable: true }) lastUsedAt!: Date | null;
-  @Field(() => DateTime, { nullable: true }) revokedAt!: Date | null;
+  @Field(() => [String], { description: 'What the key may do: parse, transcribe, read (accounts, jobs, history), keys (keys and the webhook secret)' })
+  scopes!: string[];
+  @Field(() => DateTime, { description: 'When the key was created' }) createdAt!: Date;
+  @Field(() => DateTime, { nullable: true, description: 'When the key was last used, to the minute; null if never' }) lastUsedAt!: Date | null;
+  @Field(() => DateTime, { nullable: true, description: 'When the key was revoked; null while it works' }) revokedAt!: Date | null;
 }
 
-@ObjectType()
+@ObjectType({ description: 'A new key: the secret, once, and the key’s record' })
 export class CreatedApiKey {
-  @Field({ description: 'The full secret key: shown this once only' }) key!: string;
-  @Field(() => ApiKeyType) apiKey!: ApiKeyType;
+  @Field({ description: 'The full secret key (mg_live_…): shown this once only; send it as Authorization: Bearer <key>' }) key!: string;
+  @Field(() => ApiKeyType, { description: 'The key as apiKeys lists it from now on' }) apiKey!: ApiKeyType;
 }

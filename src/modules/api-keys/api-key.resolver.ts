@@ -6,20 +6,23 @@ import { API_KEY_SCOPES } from './api-key.service.js';
 
 @ArgsType()
 class CreateApiKeyArgs {
-  @Field(() => String, { nullable: true, description: 'A label, default "default"' }) name?: string | null;
+  @Field(() => String, { nullable: true, description: 'A label, 1 to 100 characters; default "default"' }) name?: string | null;
   @Field(() => [String], { nullable: true, description: 'parse, transcribe, read, keys; default: those of the calling key' }) scopes?: string[] | null;
 }
 
 @Resolver()
 export class ApiKeyResolver {
-  @Query(() => [ApiKeyType], { description: "The caller's API keys" })
+  @Query(() => [ApiKeyType], { description: "The caller's API keys, oldest first, revoked ones included (keys scope)" })
   async apiKeys(@Ctx() ctx: GqlContext): Promise<ApiKeyType[]> {
     const principal = await ctx.principal();
     requireScope(principal, 'keys');
     return ctx.services.apiKeys.list(principal.accountId);
   }
 
-  @Mutation(() => CreatedApiKey, { description: 'Create a key for the caller’s account; `key` is shown this once only.' })
+  @Mutation(() => CreatedApiKey, {
+    description:
+      'Create a key for the caller’s account; `key` is shown this once only (keys scope). A key cannot create one with scopes it lacks itself (FORBIDDEN); a bad name or unknown scope is INVALID_INPUT.',
+  })
   async createApiKey(@Ctx() ctx: GqlContext, @Args(() => CreateApiKeyArgs) { name, scopes }: CreateApiKeyArgs): Promise<CreatedApiKey> {
     const principal = await ctx.principal();
     requireScope(principal, 'keys');
@@ -30,8 +33,8 @@ export class ApiKeyResolver {
     return ctx.services.apiKeys.create(principal.accountId, name, wanted);
   }
 
-  @Mutation(() => ApiKeyType, { description: 'Revoke one of the caller’s keys; it stops working on the next request.' })
-  async revokeApiKey(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<ApiKeyType> {
+  @Mutation(() => ApiKeyType, { description: 'Revoke one of the caller’s keys (keys scope); it stops working on the next request, on every instance. Revoking twice is harmless; NOT_FOUND for an unknown id.' })
+  async revokeApiKey(@Arg('id', () => ID, { description: 'The key’s id (ApiKey.id), not its secret' }) id: string, @Ctx() ctx: GqlContext): Promise<ApiKeyType> {
     const principal = await ctx.principal();
     requireScope(principal, 'keys');
     return ctx.services.apiKeys.revoke(id, principal.accountId);

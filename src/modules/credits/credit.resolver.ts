@@ -12,25 +12,25 @@ import { CreditEntryConnection, CreditEntryKindEnum, CreditEntryType } from './c
 
 @ArgsType()
 class CreditHistoryArgs {
-  @Field(() => ID, { nullable: true, description: 'Defaults to the caller’s own account' }) accountId?: string | null;
+  @Field(() => ID, { nullable: true, description: 'Another account’s history (admins and analysts; FORBIDDEN for others); default the caller’s own' }) accountId?: string | null;
   @Field(() => DateTime, { nullable: true, description: 'Entries at or after this time' }) from?: Date | null;
   @Field(() => DateTime, { nullable: true, description: 'Entries before this time' }) to?: Date | null;
-  @Field(() => [CreditEntryKindEnum], { nullable: true }) kinds?: CreditEntryKind[] | null;
+  @Field(() => [CreditEntryKindEnum], { nullable: true, description: 'Only entries of these kinds; default all' }) kinds?: CreditEntryKind[] | null;
   @Field(() => Int, { nullable: true, description: '1 to 100, default 20' }) first?: number | null;
-  @Field(() => String, { nullable: true }) after?: string | null;
+  @Field(() => String, { nullable: true, description: 'The endCursor of the previous page' }) after?: string | null;
 }
 
 @ArgsType()
 class CreditUsageArgs {
-  @Field(() => DateTime) from!: Date;
-  @Field(() => DateTime) to!: Date;
-  @Field(() => UsageGroupingEnum, { nullable: true, description: 'Default DAY' }) groupBy?: UsageGrouping | null;
-  @Field(() => UsageDimensionEnum, { nullable: true, description: 'Default OPERATION' }) by?: UsageDimension | null;
+  @Field(() => DateTime, { description: 'From this time (inclusive)' }) from!: Date;
+  @Field(() => DateTime, { description: 'Until this time (exclusive); after from and at most 400 days after it (INVALID_INPUT otherwise)' }) to!: Date;
+  @Field(() => UsageGroupingEnum, { nullable: true, description: 'The period of a bucket; default DAY' }) groupBy?: UsageGrouping | null;
+  @Field(() => UsageDimensionEnum, { nullable: true, description: 'What a bucket’s key tells apart; default OPERATION' }) by?: UsageDimension | null;
 }
 
 @Resolver(() => CreditEntryType)
 export class CreditResolver {
-  @Query(() => [UsageBucketType], { description: 'Credits consumed per period; analysts see every account, others their own' })
+  @Query(() => [UsageBucketType], { description: 'Credits consumed (captured) per period and operation or account (read scope); analysts see every account, others their own' })
   async creditUsage(@Ctx() ctx: GqlContext, @Args(() => CreditUsageArgs) { from, to, groupBy, by }: CreditUsageArgs): Promise<UsageBucketType[]> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
@@ -43,7 +43,7 @@ export class CreditResolver {
     });
   }
 
-  @Query(() => CreditEntryConnection, { description: 'Ledger entries, newest first; accountId defaults to the caller’s own' })
+  @Query(() => CreditEntryConnection, { description: 'Ledger entries, newest first (read scope); accountId defaults to the caller’s own. The same as GET /api/credit-history.csv.' })
   async creditHistory(
     @Ctx() ctx: GqlContext,
     @Args(() => CreditHistoryArgs) { accountId, from, to, kinds, first, after }: CreditHistoryArgs,

@@ -107,7 +107,9 @@ export class LedgerService {
         j.accountId,
       ],
     );
-    if (row.after === null) throw insufficient(j.amount, num(row.before) ?? 0);
+    // The statement's snapshot may predate the holds that took the credits (it waited on their row
+    // lock), so the refusal reads the balance again rather than report one that would have covered it.
+    if (row.after === null) throw insufficient(j.amount, (await this.balance(j.accountId)).available);
     return { balance: Number(row.after) };
   }
 
@@ -136,7 +138,7 @@ export class LedgerService {
     if (!row.open) throw new AppError('PROVIDER_TIMEOUT', 'The task passed its deadline.');
     // The caller sees the whole price against what it had before the task began.
     const held = num(row.held) ?? 0;
-    if (row.after === null) throw insufficient(held + extra, (num(row.before) ?? 0) + held);
+    if (row.after === null) throw insufficient(held + extra, (await this.availableOfJob(jobId)) + held);
   }
 
   /** SUCCEEDED: captures the whole hold. Null when the job was already resolved (e.g. timed out by the sweeper). */
@@ -192,6 +194,17 @@ export class LedgerService {
       [jobId],
     );
     return row ? { input: row.input, holdAmount: Number(row.hold_amount), deadlineAt: new Date(row.deadline_at), requestId: row.request_id } : null;
+  }
+
+  /**
+   * RUNNING → QUEUED for a worker that stops before it could finish: the hold stays as it is (no
+   * ledger entry), so the next worker carries the job on. False when it was no longer RUNNING.
+   */
+  async requeue(jobId: string): Promise<boolean> {
+    const rows = await this.em()
+      .getConnection()
+      .execute<{ id: string }[]>(`update job set status = 'QUEUED', progress = 0, started_at = null where id = ? and status = 'RUNNING' returning id`, [jobId]);
+    return rows.length > 0;
   }
 
   /** A job's status now (null when there is no such job). */
@@ -260,6 +273,15 @@ export class LedgerService {
       charged: Number(r.credits_charged),
       balance: num(r.balance_after),
     };
+  }
+
+  /** Available credits of a job's account now (a refusal's details, read after the refusing statement). */
+  private async availableOfJob(jobId: string): Promise<number> {
+    const row = await this.one<{ available: string } | undefined>(
+      `select c.available from credit_balance c join job j on j.account_id = c.account_id where j.id = ?`,
+      [jobId],
+    );
+    return Number(row?.available ?? 0);
   }
 
   /** Available and held credits of an account (zeros when it has no balance row yet). */

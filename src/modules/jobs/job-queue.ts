@@ -23,6 +23,9 @@ export interface WebhookRetry {
  */
 export const DEFAULT_WEBHOOK_RETRY: WebhookRetry = { delaySeconds: 30, maxDelaySeconds: 3 * 3600, limit: 17 };
 
+/** How a handler's run of a queued job ended: settled (whatever the outcome), or given back to the queue. */
+export type QueuedRun = 'settled' | 'handed-back';
+
 export interface QueueLog {
   error(obj: object, msg: string): void;
 }
@@ -62,10 +65,16 @@ export class JobQueue {
     await this.boss.send(QUEUE, { jobId }, { retryLimit: 0 });
   }
 
-  /** Works queued ids with the handler, `concurrency` at a time in this process. */
-  async work(handler: (jobId: string) => Promise<void>, concurrency = 2): Promise<void> {
+  /**
+   * Works queued ids with the handler, `concurrency` at a time in this process. A job the handler gives
+   * back (a stopping worker past its grace period: the row is QUEUED again, its hold intact) is sent
+   * again, for another worker.
+   */
+  async work(handler: (jobId: string) => Promise<QueuedRun | void>, concurrency = 2): Promise<void> {
     await this.boss.work<{ jobId: string }>(QUEUE, { batchSize: 1, pollingIntervalSeconds: 1, localConcurrency: concurrency }, async (jobs) => {
-      for (const job of jobs) await handler(job.data.jobId);
+      for (const job of jobs) {
+        if ((await handler(job.data.jobId)) === 'handed-back') await this.send(job.data.jobId);
+      }
     });
   }
 
@@ -88,8 +97,21 @@ export class JobQueue {
     });
   }
 
-  async stop(): Promise<void> {
-    if (this.started) await this.boss.stop({ graceful: true, timeout: 10_000 });
+  /**
+   * Takes no more work and resolves once the handlers running in this process have finished (pg-boss's
+   * offWork); a stopping process races it against its grace period.
+   */
+  async drain(): Promise<void> {
+    if (!this.started) return;
+    await Promise.all([QUEUE, WEBHOOKS].map((name) => this.boss.offWork(name, { wait: true })));
+  }
+
+  /**
+   * Stops pg-boss: handlers still running after `timeoutMs` have their pg-boss jobs failed (a webhook
+   * delivery is then retried later; a transcription's row and hold are the runner's to settle).
+   */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    if (this.started) await this.boss.stop({ graceful: true, timeout: timeoutMs });
     this.started = false;
   }
 }

@@ -5,33 +5,41 @@ import { Credits, DateTime, JSONObject } from '../../graphql/scalars.js';
 import { JOB_STATUSES, type JobStatus } from './job.entity.js';
 import type { JobErrorView, JobView } from './job.view.js';
 
-export const JobStatusEnum = stringEnum(JOB_STATUSES, 'JobStatus');
+export const JobStatusEnum = stringEnum(JOB_STATUSES, 'JobStatus', 'Where a job is: QUEUED → RUNNING → SUCCEEDED | FAILED, or CANCELED', {
+  QUEUED: 'Waiting for a worker; its price is held',
+  RUNNING: 'Being worked on; progress moves from 0 to 1',
+  SUCCEEDED: 'Done: result holds the answer and the hold was captured (creditsCharged)',
+  FAILED: 'Ended without a result: error says why; the hold was released, nothing charged',
+  CANCELED: 'Canceled by cancelJob before it finished; the hold was released, nothing charged',
+});
 
-@ObjectType('JobError')
+@ObjectType('JobError', { description: 'Why a job failed or was canceled' })
 export class JobErrorType implements JobErrorView {
-  @Field() code!: string;
-  @Field() message!: string;
+  @Field({ description: 'A code from the error table, as REST and GraphQL errors carry it (e.g. PROVIDER_TIMEOUT, NO_MEDIA_FOUND)' }) code!: string;
+  @Field({ description: 'What happened, for people' }) message!: string;
 }
 
 @ObjectType('Job', { description: 'One parse or transcription task' })
 export class JobType implements JobView {
-  @Field(() => ID) id!: string;
+  @Field(() => ID, { description: 'The job id (a UUID); also the id of the operation’s answer' }) id!: string;
   @Field({ description: 'PARSE or TRANSCRIBE' }) operation!: string;
-  @Field(() => JobStatusEnum) status!: JobStatus;
-  @Field(() => Float, { description: '0..1' }) progress!: number;
-  @Field(() => JSONObject) input!: Record<string, unknown>;
-  @Field(() => JSONObject, { nullable: true, description: 'The success body, as the operation returned it' })
+  @Field(() => JobStatusEnum, { description: 'Where the job is' }) status!: JobStatus;
+  @Field(() => Float, { description: 'Share of the work done, 0 to 1 (for long media, the share of the audio transcribed)' }) progress!: number;
+  @Field(() => JSONObject, { description: 'The input, as validated (ParseInput or TranscribeInput fields)' }) input!: Record<string, unknown>;
+  @Field(() => JSONObject, { nullable: true, description: 'The success body, as the operation returned it; null until SUCCEEDED' })
   result!: Record<string, unknown> | null;
-  @Field(() => JobErrorType, { nullable: true, description: 'Why the job failed or was canceled' }) error!: JobErrorType | null;
+  @Field(() => JobErrorType, { nullable: true, description: 'Why the job failed or was canceled; null otherwise' }) error!: JobErrorType | null;
   @Field(() => String, { nullable: true, description: 'The x-request-id of the request that opened the job (to quote when asking why it failed)' })
   requestId!: string | null;
-  @Field(() => String, { nullable: true }) provider!: string | null;
-  @Field(() => Credits, { description: 'Credits held while the job runs' }) creditsHeld!: number;
-  @Field(() => Credits) creditsCharged!: number;
-  @Field(() => DateTime) createdAt!: Date;
-  @Field(() => DateTime, { nullable: true }) startedAt!: Date | null;
-  @Field(() => DateTime, { nullable: true }) finishedAt!: Date | null;
-  @Field(() => DateTime) deadlineAt!: Date;
+  @Field(() => String, { nullable: true, description: 'The provider that did the work (builtin, cobalt, ytdlp; openai, deepgram, assemblyai, local); null until one answered' })
+  provider!: string | null;
+  @Field(() => Credits, { description: 'Credits held while the job is QUEUED or RUNNING; 0 once it ended' }) creditsHeld!: number;
+  @Field(() => Credits, { description: 'Credits captured when the job SUCCEEDED; 0 otherwise' }) creditsCharged!: number;
+  @Field(() => DateTime, { description: 'When the job was opened' }) createdAt!: Date;
+  @Field(() => DateTime, { nullable: true, description: 'When a worker started it; null while QUEUED' }) startedAt!: Date | null;
+  @Field(() => DateTime, { nullable: true, description: 'When it ended (SUCCEEDED, FAILED or CANCELED); null before' }) finishedAt!: Date | null;
+  @Field(() => DateTime, { description: 'Past this time an unfinished job fails with PROVIDER_TIMEOUT and its hold is released (PARSE_TIMEOUT_SECONDS, TRANSCRIBE_TIMEOUT_SECONDS)' })
+  deadlineAt!: Date;
 }
 
-export const JobConnection = Connection(JobType, 'Job');
+export const JobConnection = Connection(JobType, 'Job', 'jobs');

@@ -6,7 +6,6 @@ import { requireAccountAccess, requireScope } from '../access.js';
 import { AccountType } from '../accounts/account.graphql.js';
 import type { Job } from './job.entity.js';
 import { JobConnection, JobType } from './job.graphql.js';
-import { watchJob } from './job-updates.js';
 import { toJobType } from './job.view.js';
 
 /** Relay paging arguments. */
@@ -25,40 +24,35 @@ export function toJobRoot(job: Job): JobRoot {
 
 @Resolver(() => JobType)
 export class JobResolver {
-  @Query(() => JobType, { description: 'One of the caller’s jobs' })
-  async job(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
+  @Query(() => JobType, { description: 'One of the caller’s jobs (read scope). NOT_FOUND for an unknown id or another account’s job.' })
+  async job(@Arg('id', () => ID, { description: 'The job id' }) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
     return toJobRoot(await ctx.services.jobs.get(principal.accountId, id));
   }
 
-  @Mutation(() => JobType, { description: 'Cancel a queued or running job: its hold is released and nothing is charged. A finished job is returned as it is.' })
-  async cancelJob(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
+  @Mutation(() => JobType, { description: 'Cancel a queued or running job (read scope): its hold is released and nothing is charged. A finished job is returned as it is. NOT_FOUND for an unknown id.' })
+  async cancelJob(@Arg('id', () => ID, { description: 'The job to cancel' }) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
     return toJobRoot(await ctx.services.jobControl.cancel(principal.accountId, id));
   }
 
   @Subscription(() => JobType, {
-    description: 'The job now, then each change of its status or progress, ending with its final state',
+    description: 'The job now, then each change of its status or progress, ending with its final state (read scope; graphql-ws). NOT_FOUND ends it at once for an unknown id.',
     subscribe: async ({ args, context }) => {
       const ctx = context as GqlContext;
       const principal = await ctx.principal();
       requireScope(principal, 'read');
-      const updates = watchJob(ctx.services.jobs, principal.accountId, String(args.id));
       // The first read happens here, so an unknown id fails the subscription itself.
-      const first = await updates.next();
-      return (async function* () {
-        if (!first.done) yield toJobRoot(first.value);
-        for await (const job of updates) yield toJobRoot(job);
-      })();
+      return ctx.services.jobUpdates.watch(principal.accountId, String(args.id));
     },
   })
-  jobUpdated(@Root() job: JobType, @Arg('id', () => ID) _id: string): JobType {
-    return job;
+  jobUpdated(@Root() job: Job, @Arg('id', () => ID, { description: 'The job to follow' }) _id: string): JobType {
+    return toJobRoot(job);
   }
 
-  @Query(() => JobConnection, { description: 'The caller’s jobs, newest first' })
+  @Query(() => JobConnection, { description: 'The caller’s jobs, newest first (read scope)' })
   async jobs(@Ctx() ctx: GqlContext, @Args(() => PageArgs) { first, after }: PageArgs): Promise<Page<JobType>> {
     const principal = await ctx.principal();
     requireScope(principal, 'read');
@@ -66,7 +60,7 @@ export class JobResolver {
     return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toJobRoot(e.node) })) };
   }
 
-  @FieldResolver(() => AccountType, { description: 'The account the job belongs to' })
+  @FieldResolver(() => AccountType, { description: 'The account the job belongs to (another account’s only for admins and analysts: FORBIDDEN)' })
   async account(@Root() job: JobRoot, @Ctx() ctx: GqlContext): Promise<AccountType> {
     // A job handed on without its owner (startTranscription's) finds it through the job loader.
     const accountId = job.accountId ?? (await ctx.loaders.job.load(job.id))?.accountId;

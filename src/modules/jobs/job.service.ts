@@ -1,3 +1,4 @@
+import { failpoint } from '../../failpoints.js';
 import type { LedgerService } from '../credits/ledger.service.js';
 import type { Job } from './job.entity.js';
 import type { JobRepository } from './job.repository.js';
@@ -13,15 +14,24 @@ export class JobService {
 
   /** Fails the jobs past their deadline (a crashed worker's too), releases their holds, and tells who listens; returns how many. */
   async sweep(): Promise<number> {
+    failpoint('sweep.before');
     const swept = await this.ledger.sweepExpired();
+    failpoint('sweep.after');
     for (const { jobId, webhookUrl } of swept) this.runner.onEnded(jobId, 'FAILED', webhookUrl);
     return swept.length;
+  }
+
+  /** The process stops past its grace period: see TaskRunner.interruptAll. Returns how many tasks were interrupted. */
+  interruptRunning(): number {
+    return this.runner.interruptAll();
   }
 
   /** Cancels a job: its hold is released and its work stopped; a finished job is left as it is. */
   async cancel(accountId: string, jobId: string): Promise<Job> {
     const job = await this.jobs.get(accountId, jobId);
+    failpoint('job.beforeCancel');
     if (job.status === 'QUEUED' || job.status === 'RUNNING') await this.runner.cancel(job.id);
+    failpoint('job.afterCancel');
     return this.jobs.get(accountId, jobId);
   }
 }

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { databaseUnavailable } from '../../db/outage.js';
 import { AppError, isAppError } from '../../errors.js';
 import type { LedgerService, OpenJobInput } from '../credits/ledger.service.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { currentRequestId } from '../../request-scope.js';
+import type { Notifications } from '../../db/notifications.js';
+import { failpoint } from '../../failpoints.js';
 import type { JobOperation } from './job.entity.js';
+import type { QueuedRun } from './job-queue.js';
 
 export interface TaskContext {
   jobId: string;
@@ -52,6 +56,10 @@ export type JobEndListener = (jobId: string, status: 'SUCCEEDED' | 'FAILED' | 'C
 export class TaskRunner {
   /** Work running in this process, so a cancel can stop it. */
   private readonly running = new Map<string, AbortController>();
+  /** The ids among them that a queue worker runs (they can go back to the queue). */
+  private readonly queued = new Set<string>();
+  /** Set once the process stops past its grace period: work that starts after it is interrupted at once. */
+  private interrupted = false;
   /** Who hears of jobs that ended; set once the services are wired. */
   onEnded: JobEndListener = () => {};
 
@@ -59,8 +67,8 @@ export class TaskRunner {
     private readonly ledger: LedgerService,
     private readonly log: TaskLog,
     private readonly observe: TaskObserver = () => {},
-    /** How often a queued job's worker checks whether it was canceled elsewhere. */
-    private readonly cancelPollMs = 2000,
+    /** How a queued job's worker hears that it was canceled elsewhere. */
+    private readonly notifications: Notifications,
   ) {}
 
   async run<R extends object>(opts: {
@@ -88,6 +96,7 @@ export class TaskRunner {
       }
       throw err;
     }
+    failpoint('task.afterHold');
     return this.carryOut(jobId, opts.operation, opts.timeoutMs, opts.execute, webhookOf(opts.input), currentRequestId());
   }
 
@@ -123,6 +132,7 @@ export class TaskRunner {
       if (twin) return twin;
       throw err;
     }
+    failpoint('queue.afterHold');
     return { jobId, replayed: false };
   }
 
@@ -145,29 +155,71 @@ export class TaskRunner {
     });
   }
 
-  /** The worker's side of a queued job: claim it, carry it out under its own deadline, settle it. */
+  /**
+   * The worker's side of a queued job: claim it, carry it out under its own deadline, settle it.
+   * 'handed-back' when the process stopped first: the job is QUEUED again with its hold, for the queue
+   * to send again.
+   */
   async runQueued<R extends object>(
     jobId: string,
     operation: JobOperation,
     execute: (ctx: TaskContext, job: { input: Record<string, unknown>; holdAmount: number }) => Promise<{ provider: string; result: R }>,
-  ): Promise<void> {
+  ): Promise<QueuedRun> {
     const job = await this.ledger.markRunning(jobId);
     // Canceled or swept before any worker got to it: nothing to do, its hold is already released.
-    if (!job) return;
-    // A cancel may come through another instance: look at the row now and then, and stop if so.
-    const watch = setInterval(() => {
-      void this.ledger.status(jobId).then(
-        (status) => status !== 'RUNNING' && this.running.get(jobId)?.abort(canceledByCaller()),
-        () => undefined,
-      );
-    }, this.cancelPollMs);
+    if (!job) return 'settled';
+    failpoint('worker.afterMarkRunning');
+    const stopWatching = this.watchForCancel(jobId);
+    this.queued.add(jobId);
     try {
       await this.carryOut(jobId, operation, Math.max(1, job.deadlineAt.getTime() - Date.now()), (ctx) => execute(ctx, job), webhookOf(job.input), job.requestId);
-    } catch {
-      // Already recorded on the job row (FAILED, with its code); a queued job has no caller waiting.
+    } catch (err) {
+      if (err instanceof HandedBack) return 'handed-back';
+      // Otherwise already recorded on the job row (FAILED, with its code); a queued job has no caller waiting.
     } finally {
-      clearInterval(watch);
+      this.queued.delete(jobId);
+      stopWatching();
     }
+    return 'settled';
+  }
+
+  /**
+   * The process stops and its grace period is over: queued jobs running here go back to the queue
+   * (QUEUED, hold intact: no credit moves, so the next worker captures it once), and the work of
+   * callers still waiting fails with 503 and releases its holds. Returns how many were interrupted.
+   */
+  interruptAll(): number {
+    this.interrupted = true;
+    for (const [jobId, controller] of this.running) controller.abort(this.queued.has(jobId) ? new HandedBack() : stopping());
+    return this.running.size;
+  }
+
+  /**
+   * Stops a queued job's work here when its row leaves RUNNING through another instance (its cancelJob,
+   * its sweeper): the database's notification says so at once; the row is re-read after the listener
+   * reconnects (a notification may have been missed) and, as a backstop, now and then. Returns the
+   * function that stops watching.
+   */
+  private watchForCancel(jobId: string): () => void {
+    const stop = () => this.running.get(jobId)?.abort(canceledByCaller());
+    const recheck = () => void this.ledger.status(jobId).then((status) => status !== 'RUNNING' && stop(), () => undefined);
+    const unsubscribe = [
+      // Only a final status: an earlier one (the QUEUED of its insert) may arrive after the claim.
+      this.notifications.on('mediagate_job', (n) => n.id === jobId && FINAL.has(n.status) && stop()),
+      this.notifications.onReconnect(recheck),
+    ];
+    let timer: NodeJS.Timeout;
+    const backstop = () => {
+      timer = setTimeout(() => {
+        recheck();
+        backstop();
+      }, this.notifications.recheckMs);
+    };
+    backstop();
+    return () => {
+      unsubscribe.forEach((off) => off());
+      clearTimeout(timer);
+    };
   }
 
   /** Cancels a QUEUED or RUNNING job: releases its hold and stops its work if it runs here. False when it had finished. */
@@ -189,6 +241,7 @@ export class TaskRunner {
   ): Promise<TaskOutcome<R>> {
     const cancel = new AbortController();
     this.running.set(jobId, cancel);
+    if (this.interrupted) cancel.abort(this.queued.has(jobId) ? new HandedBack() : stopping());
     const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), cancel.signal]);
     let outcome: { provider: string; result: R };
     try {
@@ -202,6 +255,8 @@ export class TaskRunner {
         signal,
       );
     } catch (err) {
+      // Given back rather than failed: only while it is still RUNNING (not canceled or swept meanwhile).
+      if (cancel.signal.reason instanceof HandedBack && (await this.requeue(jobId))) throw cancel.signal.reason;
       const appError = toAppError(err, signal);
       // Why a task failed is on the job and in the log, with the request that opened it (a queued job has no caller to tell).
       if (appError.code === 'INTERNAL_ERROR') this.log.error({ err, jobId, requestId, operation }, 'task crashed');
@@ -217,7 +272,9 @@ export class TaskRunner {
     } finally {
       this.running.delete(jobId);
     }
+    failpoint('task.afterWork');
     const settlement = await this.ledger.succeed(jobId, outcome.result as Record<string, unknown>, outcome.provider);
+    failpoint('task.afterCapture');
     // Null: the job was canceled, or the sweeper failed it at its deadline; either way its hold is released.
     if (!settlement) {
       this.observe(operation, 'PROVIDER_TIMEOUT', 0);
@@ -228,9 +285,19 @@ export class TaskRunner {
     return { jobId, provider: outcome.provider, result: outcome.result, ...settlement, replayed: false };
   }
 
+  private async requeue(jobId: string): Promise<boolean> {
+    try {
+      return await this.ledger.requeue(jobId);
+    } catch (err) {
+      this.log.error({ err, jobId }, 'could not give a stopped job back to the queue');
+      return false;
+    }
+  }
+
   /** The stored answer for a key, 409 while its task runs, 422 when the key came with another request. */
   private async replay<R>(accountId: string, idempotency: Idempotency): Promise<TaskOutcome<R> | null> {
     const found = await this.ledger.findByIdempotencyKey(accountId, idempotency.key);
+    failpoint('task.afterReplayLookup');
     if (!found) return null;
     if (found.requestHash !== idempotency.requestHash) throw new AppError('IDEMPOTENCY_KEY_REUSED');
     if (found.status !== 'SUCCEEDED' || !found.result) throw new AppError('IDEMPOTENCY_KEY_IN_USE');
@@ -259,13 +326,26 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+const FINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELED']);
+
 /** What a canceled task's waiting caller hears: the contract has no code of its own for it. */
 const canceledByCaller = () => new AppError('PROVIDER_TIMEOUT', 'Canceled by the caller.');
+
+/** What a waiting caller hears when the instance stops before its task could finish: try again (elsewhere). */
+const stopping = () => new AppError('PROVIDER_UNAVAILABLE', 'This instance is stopping; send the request again.');
+
+/** The abort reason of a queued job's work when its worker stops: the job goes back to the queue. */
+class HandedBack extends Error {
+  constructor() {
+    super('The worker stopped; the job goes back to the queue.');
+    this.name = 'HandedBack';
+  }
+}
 
 function toAppError(err: unknown, signal: AbortSignal): AppError {
   if (isAppError(err)) return err;
   if (signal.aborted) return new AppError('PROVIDER_TIMEOUT');
-  return new AppError('INTERNAL_ERROR', undefined, undefined, { cause: err });
+  return databaseUnavailable(err) ?? new AppError('INTERNAL_ERROR', undefined, undefined, { cause: err });
 }
 
 function isUniqueViolation(err: unknown): boolean {

@@ -4,14 +4,17 @@ import { ParseInput, ParseResultType } from './parse.graphql.js';
 
 @ArgsType()
 class ParseInputArgs {
-  @Field(() => ParseInput) input!: ParseInput;
+  @Field(() => ParseInput, { description: 'What to parse, and how' }) input!: ParseInput;
   @Field(() => String, { nullable: true, description: 'The same key with the same input within 24 h replays the first result and charges once' })
   idempotencyKey?: string | null;
 }
 
 @Resolver()
 export class ParseResolver {
-  @Mutation(() => ParseResultType, { description: 'Resolve a public video-page URL into direct media (the same as POST /api/parse).' })
+  @Mutation(() => ParseResultType, {
+    description:
+      'Resolve a public video-page URL into direct media (the same as POST /api/parse). Needs the parse scope, and with an API key an active membership (MEMBERSHIP_REQUIRED). Holds the price (default 1 credit; INSUFFICIENT_CREDITS), charges it on success, releases it on failure. Errors: INVALID_INPUT, URL_NOT_ALLOWED, NO_MEDIA_FOUND, CONTENT_UNAVAILABLE, PROVIDER_ERROR, PROVIDER_UNAVAILABLE, PROVIDER_TIMEOUT, IDEMPOTENCY_KEY_IN_USE, IDEMPOTENCY_KEY_REUSED.',
+  })
   async parse(@Args(() => ParseInputArgs) { input, idempotencyKey }: ParseInputArgs, @Ctx() ctx: GqlContext): Promise<ParseResultType> {
     return ctx.services.parse.parse(await ctx.principal(), { ...input }, { idempotencyKey });
   }

@@ -7,31 +7,37 @@ import { TranscribeInput, TranscriptionType } from './transcription.graphql.js';
 
 @ArgsType()
 class TranscribeInputArgs {
-  @Field(() => TranscribeInput) input!: TranscribeInput;
+  @Field(() => TranscribeInput, { description: 'What to transcribe' }) input!: TranscribeInput;
   @Field(() => String, { nullable: true, description: 'The same key with the same input within 24 h replays the first result (startTranscription: the same job) and charges once' })
   idempotencyKey?: string | null;
 }
 
 @Resolver(() => TranscriptionType)
 export class TranscriptionResolver {
-  @Mutation(() => TranscriptionType, { description: 'Transcribe a media URL (the same as POST /api/transcribe).' })
+  @Mutation(() => TranscriptionType, {
+    description:
+      'Transcribe a media URL and wait for the transcript (the same as POST /api/transcribe). Needs the transcribe scope and an active membership (MEMBERSHIP_REQUIRED). Costs 1 credit per started minute of media by default: held first (INSUFFICIENT_CREDITS), charged on success, released on failure. Errors as parse; NO_MEDIA_FOUND when the media has no sound. For long media prefer startTranscription.',
+  })
   async transcribe(@Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs, @Ctx() ctx: GqlContext): Promise<TranscriptionType> {
     return ctx.services.transcription.transcribe(await ctx.principal(), { ...input }, { idempotencyKey });
   }
 
-  @Mutation(() => JobType, { description: 'Queue a transcription and return its job at once; follow it with job(id). Credits are held now and charged on success.' })
+  @Mutation(() => JobType, {
+    description:
+      'Queue a transcription and return its job at once; follow it with job(id) or the jobUpdated subscription, or give a webhookUrl. Credits are held now and charged on success. PROVIDER_UNAVAILABLE when this instance runs no job queue.',
+  })
   async startTranscription(@Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
     const jobId = await ctx.services.transcription.start(principal, { ...input }, { idempotencyKey });
     return toJobType(await ctx.services.jobs.get(principal.accountId, jobId));
   }
 
-  @FieldResolver(() => String, { description: 'The transcript as SubRip (SRT)' })
+  @FieldResolver(() => String, { description: 'The transcript as a SubRip (SRT) file: cues of at most two lines of 42 characters, re-timed for reading' })
   srt(@Root() t: TranscriptionType): string {
     return toSrt(t.segments);
   }
 
-  @FieldResolver(() => String, { description: 'The transcript as WebVTT' })
+  @FieldResolver(() => String, { description: 'The transcript as a WebVTT file, with the same cues as srt' })
   vtt(@Root() t: TranscriptionType): string {
     return toVtt(t.segments);
   }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
+import { failpoint } from '../../failpoints.js';
 import { MediaError, probeMedia, startExtraction } from '../../media/ffmpeg.js';
 import { FetchError } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
@@ -13,7 +14,7 @@ import type { TranscriptResult, TranscriptionProvider } from '../../providers/tr
 import { requireMembership, requireScope } from '../access.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { idempotencyFor } from '../jobs/idempotency.js';
-import type { JobQueue } from '../jobs/job-queue.js';
+import type { JobQueue, QueuedRun } from '../jobs/job-queue.js';
 import type { TaskContext, TaskRunner } from '../jobs/task-runner.js';
 import type { WebhookService } from '../webhooks/webhook.service.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
@@ -136,8 +137,8 @@ export class TranscriptionService {
   }
 
   /** The queue worker's handler for one queued transcription. */
-  async runJob(jobId: string): Promise<void> {
-    await this.deps.runner.runQueued(jobId, 'TRANSCRIBE', (ctx, job) =>
+  runJob(jobId: string): Promise<QueuedRun> {
+    return this.deps.runner.runQueued(jobId, 'TRANSCRIBE', (ctx, job) =>
       this.work(String(job.input.mediaUrl), (job.input.language as string | null) ?? null, job.holdAmount, ctx),
     );
   }
@@ -152,6 +153,7 @@ export class TranscriptionService {
       const probe = await media(() => probeMedia(source, { signal: ctx.signal, ffprobePath: config.ffprobePath }));
       if (!probe.hasAudio) throw new AppError('NO_MEDIA_FOUND', 'The media has no audio track to transcribe.');
       await ctx.extendHold(this.price(probe.durationSeconds) - held);
+      failpoint('transcribe.afterExtendHold');
       const audioPath = join(dir, 'audio.mp3');
       // One ffmpeg pass prepares the audio and finds its pauses; a provider that can starts on the
       // first pieces while the rest is still being written.

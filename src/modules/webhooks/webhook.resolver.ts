@@ -6,14 +6,14 @@ import { JobWebhookType, WebhookSecretType } from './webhook.graphql.js';
 
 @Resolver()
 export class WebhookSecretResolver {
-  @Query(() => WebhookSecretType, { description: 'The secret your webhook receiver verifies deliveries with (made on first read)' })
+  @Query(() => WebhookSecretType, { description: 'The secret your webhook receiver verifies deliveries with (made on first read; keys scope)' })
   async webhookSecret(@Ctx() ctx: GqlContext): Promise<WebhookSecretType> {
     const principal = await ctx.principal();
     requireScope(principal, 'keys');
     return ctx.services.webhookSecrets.get(principal.accountId);
   }
 
-  @Mutation(() => WebhookSecretType, { description: 'Replace the signing secret; deliveries from now on, retries included, are signed with the new one' })
+  @Mutation(() => WebhookSecretType, { description: 'Replace the signing secret (keys scope); deliveries from now on, retries included, are signed with the new one' })
   async rotateWebhookSecret(@Ctx() ctx: GqlContext): Promise<WebhookSecretType> {
     const principal = await ctx.principal();
     requireScope(principal, 'keys');

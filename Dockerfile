@@ -1,0 +1,48 @@
+# mediagate's production image: the compiled server, its production dependencies, and the media
+# tools from Debian. Build: docker build -t mediagate .   Run: see docker-compose.yml and the README
+# (alone: docker run --init -p 4000:4000 -e API_KEY_PEPPER=... -e DATABASE_URL=... mediagate).
+# The three stages share one base, so native parts of node_modules match the runtime's libraries.
+
+# Build: every dependency (TypeScript, esbuild), then the server (dist/) and the account area (dist/account-ui).
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY ui ./ui
+RUN npm run build
+
+# Production dependencies only, installed apart so that no build tool reaches the runtime.
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+# Runtime: Node 24 runs dist/ directly; ffmpeg/ffprobe, yt-dlp and PocketSphinx (the offline
+# recogniser and its US-English model) from Debian. ca-certificates: the slim base has none, and
+# yt-dlp and ffmpeg verify TLS against the system's store.
+FROM node:24-bookworm-slim AS runtime
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates ffmpeg yt-dlp pocketsphinx pocketsphinx-en-us \
+    && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production \
+    MEDIAGATE_DATA_DIR=/var/lib/mediagate
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# package.json says "type": "module", which makes Node load dist/ as ES modules.
+COPY package.json ./
+COPY bin ./bin
+COPY schema ./schema
+# The code stays root's and read-only to the server; it may write only its data directory (the
+# embedded database when DATABASE_URL is unset) and /tmp (media being transcribed).
+RUN mkdir -p /var/lib/mediagate && chown node:node /var/lib/mediagate
+USER node
+EXPOSE 4000
+STOPSIGNAL SIGTERM
+# No curl in the slim image: Node's own fetch asks /readyz (database reachable).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4000) + '/readyz', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["node", "dist/cli/main.js"]
+CMD ["serve"]

@@ -1,0 +1,140 @@
+import autocannon from 'autocannon';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+/** One kind of request a scenario sends; `authorization` takes the next key of `keys` per request when there are several. */
+export interface LoadSpec {
+  url: string;
+  body: string;
+  keys: readonly string[];
+  connections: number;
+  seconds: number;
+  /** Whether a response body is a successful answer (a GraphQL error comes with status 200). */
+  isOk: (body: string) => boolean;
+}
+
+export interface LoadResult {
+  /** Responses of any status. */
+  responses: number;
+  /** Successful answers, by `isOk`. */
+  ok: number;
+  status2xx: number;
+  non2xx: number;
+  /** Connection errors and timeouts. */
+  errors: number;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  statusCodes: Record<string, number>;
+}
+
+/** What autocannon's client keeps of its own progress (not in its typings). */
+interface ClientProgress {
+  reqsMade: number;
+  responseMax: number;
+}
+
+/**
+ * Closed-loop load with autocannon for `seconds`, then a drain: autocannon's own stop destroys its
+ * sockets with requests still in flight, which the server then finishes (and charges) unseen, so
+ * the ledger could never be checked to the credit. Instead each connection, once time is up, sends
+ * nothing more and ends after its last answer; autocannon's duration is only a backstop.
+ */
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  let next = 0;
+  let ok = 0;
+  let draining = false;
+  let lastAnswerAt = 0;
+  const startedAt = performance.now();
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${spec.keys[0]}` };
+  const options: autocannon.Options = {
+    url: spec.url,
+    connections: spec.connections,
+    duration: spec.seconds + 120,
+    requests: [
+      {
+        method: 'POST',
+        headers,
+        body: spec.body,
+        ...(spec.keys.length > 1 && {
+          setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...headers, authorization: `Bearer ${spec.keys[next++ % spec.keys.length]}` } }),
+        }),
+      },
+    ],
+    verifyBody: (body) => {
+      if (spec.isOk(String(body))) ok++;
+      return true;
+    },
+  };
+  let instance!: autocannon.Instance;
+  const done = new Promise<autocannon.Result>((resolve, reject) => {
+    instance = autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+  instance.on('response', (client) => {
+    lastAnswerAt = performance.now();
+    // Called before the client sends its next request: a budget of what it already sent stops it.
+    if (draining) (client as unknown as ClientProgress).responseMax = (client as unknown as ClientProgress).reqsMade;
+  });
+  const timer = setTimeout(() => (draining = true), spec.seconds * 1000);
+  const result = await done.finally(() => clearTimeout(timer));
+  const responses = result['2xx'] + result.non2xx;
+  return {
+    responses,
+    ok,
+    status2xx: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    reqPerSec: Math.round(responses / ((Math.max(lastAnswerAt, startedAt + 1) - startedAt) / 1000)),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s?.count ?? 0])),
+  };
+}
+
+/** Linux's clock ticks per second (USER_HZ), the unit of /proc/<pid>/stat's CPU times. */
+const CLOCK_TICKS = 100;
+
+/**
+ * What a process spent over a stretch of time: its peak resident memory (the kernel's high-water
+ * mark, reset at the start with clear_refs 5, or the highest of samples taken every 100 ms where the
+ * reset is refused) and its CPU time (user + system), which unlike a profile's wall-clock samples
+ * does not count the time other processes on the same cores took from it.
+ */
+export function watchProcess(pid: number): { stop(): { rssMb: number; cpuMs: number } } {
+  const status = () => readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status())?.[1] ?? 0);
+  // Fields 14 and 15 of stat, counted after the command name, which may hold spaces.
+  const cpuTicks = () => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  let reset = true;
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    reset = false;
+  }
+  let peak = 0;
+  const sample = () => {
+    try {
+      peak = Math.max(peak, kb('VmRSS'));
+    } catch {
+      // The process is gone; the peak so far stands.
+    }
+  };
+  sample();
+  const ticksBefore = cpuTicks();
+  const timer = setInterval(sample, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      const cpuMs = ((cpuTicks() - ticksBefore) * 1000) / CLOCK_TICKS;
+      sample();
+      try {
+        if (reset) peak = Math.max(peak, kb('VmHWM'));
+      } catch {
+        // As above.
+      }
+      return { rssMb: Math.round(peak / 1024), cpuMs };
+    },
+  };
+}

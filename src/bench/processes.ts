@@ -1,0 +1,76 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/** A process the bench started: its pid (for its memory) and how to end it. */
+export interface BenchProcess {
+  pid: number;
+  /** Where it answers HTTP. */
+  url: string;
+  /** SIGTERM, then SIGKILL after a grace period; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+const started = new Set<ChildProcess>();
+// Whatever way the bench ends, it leaves none of its servers behind.
+process.on('exit', () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+/** Starts one of the bench's own servers (page, proxy, reference) and waits for the port it reports. */
+export async function forkServer(module: string, env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<BenchProcess> {
+  const child = fork(fileURLToPath(new URL(module, import.meta.url)), [], { env, execArgv: nodeFlags, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  started.add(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m) => resolve((m as { port: number }).port));
+    child.once('exit', (code) => reject(new Error(`${module} exited (${code}) before it listened`)));
+  });
+  return { pid: child.pid!, url: `http://127.0.0.1:${port}`, stop: () => stop(child) };
+}
+
+/**
+ * Starts `mediagate serve` from dist/ as an operator would, with its output in `logFile`, and waits
+ * until /readyz answers. `nodeFlags` go to Node itself (--cpu-prof, --import).
+ */
+export async function startGateway(env: NodeJS.ProcessEnv, logFile: string, nodeFlags: string[] = []): Promise<BenchProcess> {
+  const port = await freePort();
+  const log = openSync(logFile, 'a');
+  const child = spawn(process.execPath, [...nodeFlags, fileURLToPath(new URL('../cli/main.js', import.meta.url)), 'serve'], {
+    env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  started.add(child);
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}) while starting:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
+    const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    if (ready) break;
+    if (Date.now() > until) throw new Error(`the gateway did not become ready in 120 s; see ${logFile}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { pid: child.pid!, url, stop: () => stop(child) };
+}
+
+function stop(child: ChildProcess, graceMs = 30_000): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      started.delete(child);
+      resolve(code);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}

@@ -1,0 +1,41 @@
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { summarizeProfile, type ProfileSummary } from './cpu-profile.js';
+import { markdownTable } from './scenarios.js';
+
+/** Node flags that make a process write a CPU profile into `dir` when it exits. */
+export const cpuProfileFlags = (dir: string) => ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+
+/** The gateway's statement counts so far (see statement-count.preload.ts). */
+export async function statementCounts(pid: number, file: string): Promise<Map<string, number>> {
+  rmSync(file, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  for (const until = Date.now() + 5000; !existsSync(file); ) {
+    if (Date.now() > until) throw new Error('the gateway did not report its statement counts');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return new Map(Object.entries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>));
+}
+
+/** Statements per answer between two counts, by shape, most frequent first. */
+export function statementsPerAnswer(before: Map<string, number>, after: Map<string, number>, answers: number): { total: number; shapes: Record<string, number> } {
+  const per = [...after.entries()]
+    .map(([shape, n]) => [shape, (n - (before.get(shape) ?? 0)) / Math.max(answers, 1)] as const)
+    .filter(([, n]) => n >= 0.005)
+    .sort((a, b) => b[1] - a[1]);
+  const round = (n: number) => Math.round(n * 100) / 100;
+  return { total: round(per.reduce((sum, [, n]) => sum + n, 0)), shapes: Object.fromEntries(per.map(([shape, n]) => [shape, round(n)])) };
+}
+
+/** The profile a process left in `dir`, summarized over `window`; null when none was written. */
+export function readProfile(dir: string, window: { from: number; to: number } | null): (ProfileSummary & { file: string }) | null {
+  const written = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) : undefined;
+  return written ? { file: join(dir, written), ...summarizeProfile(join(dir, written), window) } : null;
+}
+
+export function printProfile(title: string, p: ProfileSummary): void {
+  console.log(`\n${title}: ${p.busyMs} ms busy of ${p.windowMs} ms`);
+  const dash = (v: number | string | null) => (v === null ? '—' : String(v));
+  console.log(markdownTable(['self time: function', 'area', 'ms', '% busy', 'hot line', 'called from'], p.top.map((f) => [f.name, f.area, f.ms, f.share, dash(f.hotLine), dash(f.via)])));
+  console.log('\n' + markdownTable(['self time by package (V8 and Node counted to their caller)', 'ms', '% busy'], p.areas.slice(0, 12).map((a) => [a.area, a.ms, a.share])));
+}

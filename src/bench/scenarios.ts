@@ -1,0 +1,146 @@
+/** Who answers a scenario: reference (a), reference (b), or the gateway itself. */
+export type Contender = 'proxy' | 'reference' | 'gateway';
+
+export interface Scenario {
+  id: string;
+  label: string;
+  contender: Contender;
+  path: string;
+  /** The request body, given the page URL to parse. */
+  body: (pageUrl: string) => string;
+  /** Which keys the requests carry: the hot account's, or the next of the spread accounts' per request. */
+  keys: 'hot' | 'spread' | 'none';
+  isOk: (body: string) => boolean;
+  /** Whether each successful answer is charged the parse price (false: no credit may move). */
+  charges: boolean;
+  /** The reference (b) scenario this one is divided by; every parse is also divided by the proxy. */
+  reference?: string;
+}
+
+const parseBody = (url: string) => JSON.stringify({ url, quality: '720' });
+/** The answer as JSON, or null when it is not JSON. */
+const json = (body: string): Record<string, any> | null => {
+  try {
+    return JSON.parse(body) as Record<string, any>;
+  } catch {
+    return null;
+  }
+};
+const succeeded = (body: string) => json(body)?.status === 'SUCCEEDED';
+/** GraphQL answers 200 with `errors` too: only data without errors is a success. */
+const graphqlData = (field: string) => (body: string) => {
+  const answer = json(body);
+  return answer && !answer.errors ? (answer.data?.[field] ?? null) : null;
+};
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    id: 'proxy',
+    label: '(a) bare proxy: page fetch only',
+    contender: 'proxy',
+    path: '/parse',
+    body: (url) => JSON.stringify({ url }),
+    keys: 'none',
+    isOk: (body) => json(body)?.status === 200,
+    charges: false,
+  },
+  { id: 'ref-hot', label: '(b) reference pg pipeline, hot', contender: 'reference', path: '/parse', body: parseBody, keys: 'hot', isOk: succeeded, charges: true },
+  { id: 'ref-spread', label: '(b) reference pg pipeline, spread', contender: 'reference', path: '/parse', body: parseBody, keys: 'spread', isOk: succeeded, charges: true },
+  { id: 'rest-hot', label: 'gateway POST /api/parse, hot', contender: 'gateway', path: '/api/parse', body: parseBody, keys: 'hot', isOk: succeeded, charges: true, reference: 'ref-hot' },
+  {
+    id: 'rest-spread',
+    label: 'gateway POST /api/parse, spread',
+    contender: 'gateway',
+    path: '/api/parse',
+    body: parseBody,
+    keys: 'spread',
+    isOk: succeeded,
+    charges: true,
+    reference: 'ref-spread',
+  },
+  {
+    id: 'graphql-spread',
+    label: 'gateway GraphQL parse, spread',
+    contender: 'gateway',
+    path: '/graphql',
+    body: (url) =>
+      JSON.stringify({
+        query: 'mutation Parse($input: ParseInput!) { parse(input: $input) { id status media { url kind height } credits { charged balance } } }',
+        variables: { input: { url, quality: '720' } },
+      }),
+    keys: 'spread',
+    isOk: (body) => graphqlData('parse')(body)?.status === 'SUCCEEDED',
+    charges: true,
+    reference: 'ref-spread',
+  },
+  {
+    id: 'me',
+    label: 'gateway GraphQL { me }, spread',
+    contender: 'gateway',
+    path: '/graphql',
+    body: () => JSON.stringify({ query: '{ me { id credits { available held } } }' }),
+    keys: 'spread',
+    isOk: (body) => typeof graphqlData('me')(body)?.id === 'string',
+    charges: false,
+  },
+];
+
+/** One measured scenario at one number of connections. */
+export interface Row {
+  scenario: string;
+  label: string;
+  connections: number;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  /** Answers that were not a success, plus connection errors and timeouts. */
+  failed: number;
+  statusCodes: Record<string, number>;
+  /** Peak resident memory of the process that answered, MB. */
+  rssMb: number;
+  /** CPU time (user + system) of the process that answered, per successful answer, ms. */
+  cpuMsPerAnswer: number;
+  vsReference: number | null;
+  vsProxy: number | null;
+  /** null: nothing to check (the proxy). */
+  ledger: 'PASS' | 'FAIL' | null;
+  ledgerProblems: string[];
+  /** With --profile, the gateway's statements per answer, by shape. */
+  statements?: { total: number; shapes: Record<string, number> };
+}
+
+export interface Target {
+  name: string;
+  value: number | null;
+  floor: string;
+  met: boolean | null;
+}
+
+/** The issue's targets, read from the rows at the highest number of connections measured. */
+export function targets(rows: readonly Row[]): Target[] {
+  const top = Math.max(...rows.map((r) => r.connections));
+  const at = (id: string) => rows.find((r) => r.scenario === id && r.connections === top);
+  const ratio = (a?: Row, b?: Row) => (a && b && b.reqPerSec ? round2(a.reqPerSec / b.reqPerSec) : null);
+  const restP99 = Math.max(...['rest-hot', 'rest-spread'].map((id) => at(id)?.p99 ?? -1));
+  const gatewayRss = Math.max(...rows.filter((r) => SCENARIOS.find((s) => s.id === r.scenario)?.contender === 'gateway').map((r) => r.rssMb), -1);
+  const list: [string, number | null, string, (v: number) => boolean][] = [
+    [`REST parse ÷ reference, hot (${top} conns)`, ratio(at('rest-hot'), at('ref-hot')), '≥ 1.0 (goal 1.5)', (v) => v >= 1],
+    [`REST parse ÷ reference, spread (${top} conns)`, ratio(at('rest-spread'), at('ref-spread')), '≥ 1.0 (goal 1.5)', (v) => v >= 1],
+    [`GraphQL parse ÷ REST parse, spread (${top} conns)`, ratio(at('graphql-spread'), at('rest-spread')), '≥ 0.85', (v) => v >= 0.85],
+    [`REST parse p99 ms, worst of hot and spread (${top} conns)`, restP99 < 0 ? null : restP99, '≤ 100 (goal 50)', (v) => v <= 100],
+    ['gateway peak RSS MB, any scenario', gatewayRss < 0 ? null : gatewayRss, '≤ 250', (v) => v <= 250],
+    [`REST parse hot ÷ spread (${top} conns)`, ratio(at('rest-hot'), at('rest-spread')), '≥ 0.6', (v) => v >= 0.6],
+  ];
+  return list.map(([name, value, floor, ok]) => ({ name, value, floor, met: value === null ? null : ok(value) }));
+}
+
+export const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/** A Markdown table, so a run's output can be pasted into the README as it is. */
+export function markdownTable(header: readonly string[], lines: ReadonlyArray<ReadonlyArray<string | number>>): string {
+  const cells = [header, ...lines].map((l) => l.map(String));
+  const width = header.map((_, i) => Math.max(...cells.map((l) => l[i].length)));
+  const line = (l: string[]) => `| ${l.map((c, i) => (i === 0 ? c.padEnd(width[i]) : c.padStart(width[i]))).join(' | ')} |`;
+  return [line(cells[0]), `|${width.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
+}

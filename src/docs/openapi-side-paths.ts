@@ -1,0 +1,132 @@
+import { errorResponses } from './openapi-errors.js';
+import { ALWAYS, REQUEST_ID, json, ref, text } from './openapi-parts.js';
+import { nullable } from './openapi-schemas.js';
+
+// The paths outside /api: the account area's sign-in and the operators' probes.
+
+/** The account area's sign-in with a login link (`mediagate account login-link`) and its session cookie. */
+export const ACCOUNT_PATHS = {
+  '/account/config.json': {
+    get: {
+      operationId: 'accountConfig',
+      tags: ['account area'],
+      summary: 'Which sign-ins the account page offers',
+      security: [],
+      parameters: [ref('parameters', 'RequestId')],
+      responses: {
+        '200': {
+          description: 'oidc is null unless OIDC_ISSUER and OIDC_CLIENT_ID are set',
+          headers: REQUEST_ID,
+          content: json({
+            type: 'object',
+            required: ['oidc', 'loginLinks'],
+            properties: {
+              oidc: nullable({ type: 'object', required: ['issuer', 'clientId'], properties: { issuer: text, clientId: text } }),
+              loginLinks: { type: 'boolean' },
+            },
+          }),
+        },
+        ...errorResponses(ALWAYS),
+      },
+    },
+  },
+  '/account/api/session': {
+    post: {
+      operationId: 'startSession',
+      tags: ['account area'],
+      summary: "Spend a login link's token for a session: sets the HttpOnly cookie mg_session",
+      security: [],
+      parameters: [ref('parameters', 'RequestId')],
+      requestBody: {
+        required: true,
+        content: json({ type: 'object', required: ['token'], properties: { token: { type: 'string', description: 'from the link: /account/#login=<token>' } } }),
+      },
+      responses: {
+        '200': {
+          description: 'The session',
+          headers: {
+            ...REQUEST_ID,
+            'Set-Cookie': { schema: text, description: 'mg_session=<id>; Path=/; HttpOnly; SameSite=Strict; Max-Age=SESSION_HOURS (Secure over https)' },
+          },
+          content: json(ref('schemas', 'Session')),
+        },
+        ...errorResponses(['INVALID_INPUT', 'UNAUTHENTICATED', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], {
+          INVALID_INPUT: { message: 'Send { "token": "<the login link token>" }.', details: { token: 'required string' } },
+          UNAUTHENTICATED: { message: 'This login link is not valid: it is unknown, already used or expired. Ask for a new one.' },
+        }),
+      },
+    },
+    get: {
+      operationId: 'currentSession',
+      tags: ['account area'],
+      summary: 'The current session (the page recovers its CSRF token after a reload)',
+      security: [{ sessionCookie: [] }],
+      parameters: [ref('parameters', 'RequestId')],
+      responses: {
+        '200': { description: 'The session', headers: REQUEST_ID, content: json(ref('schemas', 'Session')) },
+        ...errorResponses(['UNAUTHENTICATED', ...ALWAYS], { UNAUTHENTICATED: { message: 'Not signed in.' } }),
+      },
+    },
+  },
+  '/account/api/logout': {
+    post: {
+      operationId: 'endSession',
+      tags: ['account area'],
+      summary: 'End the session on the server and clear the cookie (204 also when there was none)',
+      security: [{ sessionCookie: [] }],
+      parameters: [ref('parameters', 'CsrfToken'), ref('parameters', 'RequestId')],
+      responses: {
+        '204': { description: 'Signed out', headers: REQUEST_ID },
+        ...errorResponses(['FORBIDDEN', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], { FORBIDDEN: { message: 'Missing or wrong CSRF token.' } }),
+      },
+    },
+  },
+};
+
+/** Liveness, readiness and metrics: no API key, no rate limit. */
+export const OPERATOR_PATHS = {
+  '/healthz': {
+    get: {
+      operationId: 'health',
+      tags: ['operators'],
+      summary: 'Liveness: the process answers',
+      security: [],
+      responses: {
+        '200': { description: 'Alive', headers: REQUEST_ID, content: json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } }, { example: { status: 'ok' } }) },
+      },
+    },
+  },
+  '/readyz': {
+    get: {
+      operationId: 'ready',
+      tags: ['operators'],
+      summary: 'Readiness: the database answers; route traffic here only on 200',
+      security: [],
+      responses: {
+        '200': { description: 'Ready', headers: REQUEST_ID, content: json(ref('schemas', 'Readiness'), { example: { status: 'ready' } }) },
+        '503': {
+          description: 'Not ready: reason says what is missing',
+          headers: REQUEST_ID,
+          content: json(ref('schemas', 'Readiness'), { example: { status: 'unavailable', reason: 'database' } }),
+        },
+      },
+    },
+  },
+  '/metrics': {
+    get: {
+      operationId: 'metrics',
+      tags: ['operators'],
+      summary: 'Prometheus metrics (requests, tasks, credits, process)',
+      description: 'Open unless METRICS_TOKEN is set; then `Authorization: Bearer <METRICS_TOKEN>` is required.',
+      security: [{}, { metricsToken: [] }],
+      responses: {
+        '200': {
+          description: 'The Prometheus text exposition format',
+          headers: REQUEST_ID,
+          content: { 'text/plain': { schema: text, example: 'mediagate_tasks_total{operation="PARSE",outcome="SUCCEEDED"} 1\n' } },
+        },
+        ...errorResponses(['UNAUTHENTICATED', 'INTERNAL_ERROR'], { UNAUTHENTICATED: { message: 'A valid metrics token is required.' } }),
+      },
+    },
+  },
+};

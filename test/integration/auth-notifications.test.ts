@@ -1,0 +1,50 @@
+import type { ChannelPayloads } from '../../src/db/notifications.js';
+import { createHarness, type Harness } from '../support/harness.js';
+import type { TestDatabaseKind } from '../support/test-database.js';
+
+const DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
+
+/** What a cache of keys will listen to (`mediagate_auth`): every change that decides who may do what, and nothing else. */
+describe.each(DATABASES)('auth notifications (%s database)', (database) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({}, undefined, { database });
+  }, 60_000);
+  afterAll(() => h?.close());
+
+  it('tells of a key created, a key revoked, a membership ended and roles changed, but not of a key being used', async () => {
+    const heard: ChannelPayloads['mediagate_auth'][] = [];
+    const stop = h.notifications.on('mediagate_auth', (n) => void heard.push(n));
+    const waitFor = async (count: number) => {
+      for (let i = 0; i < 200 && heard.length < count; i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    try {
+      const { key, keyId, accountId } = await h.account();
+      // The account's own making (its membership, its first key) comes first, in commit order.
+      for (let i = 0; i < 200 && !heard.some((n) => n.apiKeyId === keyId); i++) await new Promise((r) => setTimeout(r, 10));
+      heard.length = 0;
+      const created = await h.gql(`mutation { createApiKey(name: "second") { key apiKey { id } } }`, {}, key);
+      const second = created.data.createApiKey;
+      // Using a key writes its last_used_at (to the minute): no notification for that.
+      expect((await h.gql(`{ me { id } }`, {}, second.key)).data.me.id).toBe(accountId);
+      for (let i = 0; i < 200 && !(await h.sql(`select 1 from api_key where id = ? and last_used_at is not null`, [second.apiKey.id])).length; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await h.sql(`select 1 from api_key where id = ? and last_used_at is not null`, [second.apiKey.id])).toHaveLength(1);
+      await h.gql(`mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`, { id: second.apiKey.id }, key);
+      await h.services.accounts.cancelMembership(accountId);
+      await h.sql(`update account set roles = '{analyst}' where id = ?`, [accountId]);
+      // A name is not about access.
+      await h.sql(`update account set name = 'renamed' where id = ?`, [accountId]);
+      await h.sql(`update account set roles = '{}' where id = ?`, [accountId]);
+      await waitFor(5);
+      expect(heard).toEqual([
+        { apiKeyId: second.apiKey.id, accountId },
+        { apiKeyId: second.apiKey.id, accountId },
+        { accountId },
+        { accountId },
+        { accountId },
+      ]);
+    } finally {
+      stop();
+    }
+  });
+});

@@ -1,0 +1,241 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { createServices, type Services } from '../../src/services.js';
+import { startFakeOpenAi } from '../fakes/openai.fake.js';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { TEST_PEPPER } from '../support/harness.js';
+import { makeMedia } from '../support/media.js';
+import { createTestDatabase } from '../support/test-database.js';
+import { GatewayProcess, type Exit } from './gateway-process.js';
+
+/** Timing of the gateway under test: short, so that deadlines and sweeps happen within a run. */
+export const TIMING = {
+  parseTimeoutSeconds: 4,
+  transcribeTimeoutSeconds: 8,
+  sweepIntervalSeconds: 1,
+  /**
+   * Slack on "no job open past its deadline plus one sweep interval": the sweeper's timer and its
+   * statement run on two cores shared with the test, the fakes and (embedded) the database.
+   */
+  sweepGraceSeconds: 2,
+};
+
+/** The media the model transcribes, by length: a price of 1, 2 and 3 credits per started minute. */
+export const MEDIA = [
+  { path: '/m20.mp3', seconds: 20, price: 1 },
+  { path: '/m70.mp3', seconds: 70, price: 2 },
+  { path: '/m130.mp3', seconds: 130, price: 3 },
+] as const;
+
+export type Door = 'rest' | 'graphql';
+
+/** What one request through a door came back with, in the model's terms. */
+export type Answer =
+  | { kind: 'ok'; status: number; jobId: string; charged: number; balance: number; body: Record<string, any> }
+  | { kind: 'accepted'; jobId: string; status: string; held: number }
+  | { kind: 'error'; status: number; code: string; details?: Record<string, unknown> }
+  /** The connection died before an answer (the gateway crashed). */
+  | { kind: 'lost'; error: string };
+
+/** Counts for the end-of-run report. */
+export interface Stats {
+  runs: number;
+  commands: Record<string, number>;
+  requests: number;
+  outcomes: Record<string, number>;
+  crashes: Record<string, number>;
+  restarts: number;
+  invariantChecks: number;
+  invariantAssertions: number;
+  replaysChecked: number;
+}
+
+const PARSE_FIELDS = `id status url provider media { url kind } credits { charged balance }`;
+const TRANSCRIPTION_FIELDS = `id status mediaUrl language durationSeconds text segments { index start end text } provider credits { charged balance }`;
+
+/**
+ * Everything the model test acts on: a fresh database (DATABASE_URL's PostgreSQL, else an embedded
+ * PGlite served on a socket by this process, so it outlives the gateway's crashes), a gateway
+ * child process on it, the fake site and OpenAI-compatible server it reaches, SQL for the checks,
+ * and the operator's own services for what only an operator does (accounts, grants, memberships).
+ */
+export class World {
+  gateway!: GatewayProcess;
+  readonly stats: Stats = { runs: 0, commands: {}, requests: 0, outcomes: {}, crashes: {}, restarts: 0, invariantChecks: 0, invariantAssertions: 0, replaysChecked: 0 };
+  private requestSeq = 0;
+
+  private constructor(
+    private readonly db: Awaited<ReturnType<typeof createTestDatabase>>,
+    readonly sql: pg.Pool,
+    readonly operator: Services,
+    readonly site: FakeSite,
+    private readonly openai: Awaited<ReturnType<typeof startFakeOpenAi>>,
+    private readonly env: Record<string, string>,
+    private readonly dataDir: string,
+  ) {}
+
+  get embedded(): boolean {
+    return this.db.embedded;
+  }
+
+  static async create(): Promise<World> {
+    const site = await startFakeSite();
+    site.page('/ok', `<html><head><meta property="og:video" content="https://cdn.example/ok.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
+    // A page whose server fails: the builtin provider fails with it (502 PROVIDER_ERROR).
+    site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
+    for (const m of MEDIA) site.file(m.path, makeMedia({ seconds: m.seconds }), 'audio/mpeg');
+    // Media that never finishes downloading: its job stays open until it is canceled or swept.
+    site.route('/endless.mp3', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      res.write(Buffer.alloc(1000));
+    });
+    const openai = await startFakeOpenAi();
+    let db: Awaited<ReturnType<typeof createTestDatabase>>;
+    try {
+      db = await createTestDatabase();
+    } catch (err) {
+      await site.close();
+      await openai.close();
+      throw err;
+    }
+    const dataDir = mkdtempSync(join(tmpdir(), 'mediagate-model-'));
+    const env: Record<string, string> = {
+      NODE_ENV: 'test',
+      API_KEY_PEPPER: TEST_PEPPER,
+      DATABASE_URL: db.clientUrl,
+      MEDIAGATE_DATA_DIR: dataDir,
+      FETCH_ALLOW_HOSTS: site.hostPort,
+      PARSE_PROVIDERS: 'builtin',
+      TRANSCRIBE_PROVIDERS: 'openai',
+      OPENAI_BASE_URL: openai.baseUrl,
+      PARSE_TIMEOUT_SECONDS: String(TIMING.parseTimeoutSeconds),
+      TRANSCRIBE_TIMEOUT_SECONDS: String(TIMING.transcribeTimeoutSeconds),
+      SWEEP_INTERVAL_SECONDS: String(TIMING.sweepIntervalSeconds),
+      WORKER_CONCURRENCY: '4',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      RATE_LIMIT_IP_PER_MINUTE: '1000000',
+      FFMPEG_PATH: process.env.FFMPEG_PATH ?? 'ffmpeg',
+      FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
+    };
+    const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
+    const operator = createServices(config, db.orm, pino({ level: 'silent' }));
+    // One connection: on the embedded database every connection is one more session of the same PGlite.
+    const sql = new pg.Pool({ connectionString: db.clientUrl, max: 1 });
+    const world = new World(db, sql, operator, site, openai, env, dataDir);
+    try {
+      world.gateway = await GatewayProcess.start(env);
+    } catch (err) {
+      await world.close();
+      throw err;
+    }
+    return world;
+  }
+
+  /** A new gateway on the same database, after the last one died (its port may differ). */
+  async restart(): Promise<void> {
+    if (this.gateway.alive) throw new Error('restart: the gateway still runs');
+    this.gateway = await GatewayProcess.start(this.env);
+    this.stats.restarts += 1;
+  }
+
+  /** Ends the gateway gracefully and frees everything. */
+  async close(): Promise<Exit | null> {
+    const exit = this.gateway?.alive ? await this.gateway.stop() : null;
+    await this.sql.end();
+    await this.operator.close();
+    await this.db.close();
+    await this.site.close();
+    await this.openai.close();
+    rmSync(this.dataDir, { recursive: true, force: true });
+    return exit;
+  }
+
+  nextRequestId(): string {
+    this.requestSeq += 1;
+    return `model-${process.pid}-${this.requestSeq}`;
+  }
+
+  private async http(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any } | { lost: string }> {
+    this.stats.requests += 1;
+    try {
+      const res = await fetch(this.gateway.url + path, {
+        method,
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, json: text ? JSON.parse(text) : null };
+    } catch (err) {
+      // A refused connection or a reset mid-answer: the process is gone (JSON from a live gateway always parses).
+      const e = err as Error & { cause?: { code?: string; message?: string } };
+      return { lost: `${e.message}${e.cause ? ` (${e.cause.code ?? e.cause.message})` : ''}` };
+    }
+  }
+
+  /** A GraphQL operation over HTTP; the first error's code, or the data. */
+  async gql(secret: string, query: string, variables: Record<string, unknown>, requestId = this.nextRequestId()): Promise<{ data: any; code?: string; details?: any; status: number } | { lost: string }> {
+    const res = await this.http('POST', '/graphql', { authorization: `Bearer ${secret}`, 'x-request-id': requestId }, { query, variables });
+    if ('lost' in res) return res;
+    const error = res.json?.errors?.[0];
+    // A request refused before GraphQL runs (by the HTTP layer) carries the REST error body.
+    const code = error?.extensions?.code ?? res.json?.error?.code ?? (res.status === 200 ? undefined : `HTTP_${res.status}`);
+    return { status: res.status, data: res.json?.data, code, details: error?.extensions?.details ?? res.json?.error?.details };
+  }
+
+  /** A parse or a waited-for transcription through one door, with an optional Idempotency-Key. */
+  async work(
+    door: Door,
+    operation: 'parse' | 'transcribe',
+    secret: string,
+    body: Record<string, string>,
+    idempotencyKey: string | null,
+    requestId: string,
+  ): Promise<Answer> {
+    if (door === 'rest') {
+      const headers: Record<string, string> = { authorization: `Bearer ${secret}`, 'x-request-id': requestId };
+      if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+      const res = await this.http('POST', `/api/${operation}`, headers, body);
+      if ('lost' in res) return { kind: 'lost', error: res.lost };
+      if (res.status === 200) return { kind: 'ok', status: 200, jobId: res.json.id, charged: res.json.credits.charged, balance: res.json.credits.balance, body: res.json };
+      return { kind: 'error', status: res.status, code: res.json?.error?.code ?? `HTTP_${res.status}`, details: res.json?.error?.details };
+    }
+    const input = operation === 'parse' ? 'ParseInput' : 'TranscribeInput';
+    const fields = operation === 'parse' ? PARSE_FIELDS : TRANSCRIPTION_FIELDS;
+    const res = await this.gql(secret, `mutation($i: ${input}!, $k: String) { ${operation}(input: $i, idempotencyKey: $k) { ${fields} } }`, { i: body, k: idempotencyKey }, requestId);
+    if ('lost' in res) return { kind: 'lost', error: res.lost };
+    if (res.code) return { kind: 'error', status: res.status, code: res.code, details: res.details };
+    const r = res.data[operation];
+    return { kind: 'ok', status: res.status, jobId: r.id, charged: r.credits.charged, balance: r.credits.balance, body: r };
+  }
+
+  /** Queues a transcription (REST with Prefer: respond-async, or GraphQL startTranscription). */
+  async start(door: Door, secret: string, mediaUrl: string, requestId: string): Promise<Answer> {
+    if (door === 'rest') {
+      const res = await this.http('POST', '/api/transcribe', { authorization: `Bearer ${secret}`, 'x-request-id': requestId, prefer: 'respond-async' }, { mediaUrl });
+      if ('lost' in res) return { kind: 'lost', error: res.lost };
+      if (res.status === 202) return { kind: 'accepted', jobId: res.json.id, status: res.json.status, held: res.json.creditsHeld };
+      return { kind: 'error', status: res.status, code: res.json?.error?.code ?? `HTTP_${res.status}`, details: res.json?.error?.details };
+    }
+    const res = await this.gql(secret, `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld } }`, { i: { mediaUrl } }, requestId);
+    if ('lost' in res) return { kind: 'lost', error: res.lost };
+    if (res.code) return { kind: 'error', status: res.status, code: res.code, details: res.details };
+    const j = res.data.startTranscription;
+    return { kind: 'accepted', jobId: j.id, status: j.status, held: j.creditsHeld };
+  }
+
+  /** A job as its owner sees it through GraphQL. */
+  async job(secret: string, id: string): Promise<{ status: string; creditsHeld: number; creditsCharged: number } | null> {
+    const res = await this.gql(secret, `query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged } }`, { id });
+    return 'lost' in res || res.code ? null : res.data.job;
+  }
+
+  count(map: Record<string, number>, key: string, n = 1): void {
+    map[key] = (map[key] ?? 0) + n;
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

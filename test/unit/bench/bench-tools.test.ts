@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ledgerProblems, type LedgerTotals } from '../../../src/bench/bench-data.js';
+import { summarizeProfile } from '../../../src/bench/cpu-profile.js';
+import { runLoad } from '../../../src/bench/load.js';
+
+describe('the bench load', () => {
+  it('drains: every request the server finished was answered to the load, so a ledger can be checked to the credit', async () => {
+    let finished = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      // Slow enough that requests are always in flight when time is up.
+      setTimeout(() => {
+        finished++;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(finished % 5 ? '{"status":"SUCCEEDED"}' : '{"status":"FAILED"}');
+      }, 30);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/parse`;
+      const result = await runLoad({ url, body: '{}', keys: ['a', 'b', 'c'], connections: 8, seconds: 1, isOk: (b) => b.includes('SUCCEEDED') });
+      expect(result.responses).toBeGreaterThan(50);
+      expect(result.responses).toBe(finished);
+      expect(result.ok).toBe(finished - Math.floor(finished / 5));
+      expect(result.errors).toBe(0);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('the ledger check', () => {
+  const before: LedgerTotals = { available: 1000, held: 0, succeeded: 10, open: 0, unbalanced: 0 };
+  it('passes an exact ledger and names every way one can be off', () => {
+    expect(ledgerProblems(before, { ...before, available: 990, succeeded: 20 }, 10, 1)).toEqual([]);
+    expect(ledgerProblems(before, { available: 989, held: 1, succeeded: 21, open: 1, unbalanced: 2 }, 10, 1)).toEqual([
+      'charged 11 credits for 10 answers at 1',
+      '11 jobs succeeded for 10 answers',
+      '1 credits still held',
+      '1 jobs still open',
+      '2 accounts whose entries do not sum to their balance',
+    ]);
+  });
+});
+
+describe('the CPU profile summary', () => {
+  it('counts self time only inside the window, by function and by package, leaving idle out of the busy time', () => {
+    const frame = (functionName: string, url: string, lineNumber: number) => ({ functionName, url, lineNumber, columnNumber: 0, scriptId: '0' });
+    const profile = {
+      nodes: [
+        { id: 1, callFrame: frame('(root)', '', -1), children: [2, 3, 4, 5] },
+        { id: 2, callFrame: frame('(idle)', '', -1) },
+        { id: 3, callFrame: frame('query', 'file:///app/node_modules/pg/lib/client.js', 9), children: [7], positionTicks: [{ line: 12, ticks: 3 }, { line: 11, ticks: 1 }] },
+        { id: 4, callFrame: frame('parse', `file://${process.cwd()}/dist/modules/parse/parse.service.js`, 40) },
+        { id: 5, callFrame: frame('(garbage collector)', '', -1) },
+        { id: 7, callFrame: frame('Writable.write', 'node:internal/streams/writable', 505), children: [6] },
+        { id: 6, callFrame: frame('writeBuffer', '', -1) },
+      ],
+      startTime: 1_000_000,
+      endTime: 1_010_000,
+      // One sample a millisecond: 2 before the window, then pg ×3, parse ×2, idle ×3, a socket write from pg, gc, then 2 after.
+      samples: [4, 4, 3, 3, 3, 4, 4, 2, 2, 2, 6, 5, 3, 3],
+      timeDeltas: Array(14).fill(1000),
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
+    try {
+      const file = join(dir, 'p.cpuprofile');
+      writeFileSync(file, JSON.stringify(profile));
+      const summary = summarizeProfile(file, { from: 1_003_000, to: 1_012_000 }, 3);
+      expect(summary.windowMs).toBe(10);
+      expect(summary.busyMs).toBe(7);
+      expect(summary.top).toEqual([
+        { name: 'query pg/lib/client.js:10', area: 'pg', ms: 3, share: 42.9, hotLine: 12, via: null },
+        { name: 'parse dist/modules/parse/parse.service.js:41', area: 'mediagate', ms: 2, share: 28.6, hotLine: null, via: null },
+        { name: 'writeBuffer', area: 'V8 / native', ms: 1, share: 14.3, hotLine: null, via: 'query pg/lib/client.js:10' },
+      ]);
+      // The socket write counts to pg, which made it.
+      expect(summary.areas).toEqual([
+        { area: 'pg', ms: 4, share: 57.1 },
+        { area: 'mediagate', ms: 2, share: 28.6 },
+        { area: '(garbage collector)', ms: 1, share: 14.3 },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
