@@ -24,6 +24,12 @@ const envSchema = z.object({
   /** PostgreSQL connection string; unset: embedded PGlite in MEDIAGATE_DATA_DIR. */
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
   MEDIAGATE_DATA_DIR: z.string().min(1).default('./.mediagate'),
+  /** Connections of the ledger's and key lookups' own pool on PostgreSQL (default 10); the embedded database uses 1. */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).optional(),
+  /** Holds and captures arriving within this many milliseconds share one statement; 0: one statement each. Default 1 (also embedded). */
+  LEDGER_BATCH_WINDOW_MS: z.coerce.number().min(0).max(50).default(1),
+  /** How long a looked-up API key is trusted before it is read again (changes clear it at once through notifications); 0: no cache. */
+  API_KEY_CACHE_SECONDS: z.coerce.number().min(0).max(3600).default(30),
   HOST: z.string().min(1).default('0.0.0.0'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -171,6 +177,12 @@ export type Config = Readonly<{
   env: 'development' | 'production' | 'test';
   databaseUrl: string | null;
   dataDir: string;
+  /** The hot path's pool (null: DEFAULT_HOT_POOL_SIZE on PostgreSQL, 1 embedded). */
+  databasePoolSize: number | null;
+  /** 0: every hold and capture is its own statement. */
+  ledgerBatchWindowMs: number;
+  /** 0: API keys are looked up on every request. */
+  apiKeyCacheMs: number;
   host: string;
   port: number;
   logLevel: string;
@@ -293,6 +305,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL ?? null,
     dataDir,
+    databasePoolSize: e.DATABASE_POOL_SIZE ?? null,
+    ledgerBatchWindowMs: e.LEDGER_BATCH_WINDOW_MS,
+    apiKeyCacheMs: e.API_KEY_CACHE_SECONDS * 1000,
     host: e.HOST,
     port: e.PORT,
     logLevel: e.LOG_LEVEL,

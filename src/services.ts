@@ -1,11 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { HotPool } from './db/hot-pool.js';
 import { notificationsOf, type Notifications } from './db/notifications.js';
 import { Metrics } from './metrics.js';
 import { AccountService } from './modules/accounts/account.service.js';
 import { OidcVerifier } from './modules/accounts/oidc.verifier.js';
 import { Authenticator } from './modules/auth.js';
+import { ApiKeyCache } from './modules/api-keys/api-key.cache.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { AccountUsageRepository } from './modules/credits/account-usage.repository.js';
 import { CreditHistoryRepository } from './modules/credits/credit-history.repository.js';
@@ -60,15 +62,29 @@ export async function startWorkers(services: Services, queue: JobQueue): Promise
   await queue.workWebhooks((message) => services.webhooks.deliver(message));
 }
 
-/** `notifications`: the database's (Database.notifications); without them, as in one-off commands, watchers re-read every few seconds. */
-export function createServices(config: Config, orm: MikroORM, log: Logger, queue?: JobQueue, notifications: Notifications = notificationsOf(null)): Services {
+/**
+ * `notifications`: the database's (Database.notifications); without them, as in one-off commands, watchers re-read every few seconds.
+ * `hot`: the database's pool for the ledger and key lookups (Database.hot); without it, one as large as the ORM's is opened here and closed with the services.
+ */
+export function createServices(
+  config: Config,
+  orm: MikroORM,
+  log: Logger,
+  queue?: JobQueue,
+  notifications: Notifications = notificationsOf(null),
+  hot?: HotPool,
+): Services {
   // A fresh EntityManager for every unit of work: no identity map is shared between requests.
   const em = () => orm.em.fork();
-  const ledger = new LedgerService(em);
+  const ownHot = hot ? null : new HotPool(orm.config.get('clientUrl')!, { size: orm.config.get('pool')?.max ?? 1, log });
+  const hotPool = hot ?? ownHot!;
+  const ledger = new LedgerService(hotPool, { batchWindowMs: config.ledgerBatchWindowMs });
   const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
   const metrics = new Metrics();
   const accounts = new AccountService(em, ledger);
-  const apiKeys = new ApiKeyService(em, config.apiKeyPepper);
+  const apiKeys = new ApiKeyService(em, config.apiKeyPepper, hotPool, new ApiKeyCache(config.apiKeyCacheMs, notifications));
+  // A hold refused for a revoked key means this instance's cache missed the news.
+  ledger.onKeyRevoked = (apiKeyId) => apiKeys.forgetKey(apiKeyId);
   const sessions = new SessionService(new SessionRepository(em), accounts, { pepper: config.apiKeyPepper, publicUrl: config.publicUrl, ...config.sessions });
   const jobs = new JobRepository(em);
   const runner = new TaskRunner(
@@ -124,7 +140,9 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, queue
     webhookSecrets,
     close: async () => {
       breakers.shutdown();
+      await apiKeys.close();
       await client.close();
+      await ownHot?.end();
     },
   };
 }

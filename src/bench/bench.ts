@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,7 +39,7 @@ if (args.help) {
   --connections LIST  comma-separated connection counts (default 10,50, or BENCH_CONNECTIONS)
   --warmup S          seconds of unmeasured load per server before the first scenario (default 3)
   --accounts N        accounts the spread scenarios spread over (default 1000)
-  --pool N            the reference's pool size (default: the gateway's, 10 on PostgreSQL, 1 embedded)
+  --pool N            the reference's pool size (default: the gateway's: DATABASE_POOL_SIZE, else 10, 1 embedded)
   --only IDS          comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}
   --json FILE         where the results go (default bench-results.json)
   --profile           run the gateway and the reference under --cpu-prof and print where REST parse
@@ -65,7 +65,8 @@ const msPerAudioSecond = Number(process.env.BENCH_WHISPER_MS_PER_AUDIO_SECOND ??
 const longFile = args['long-media'] ? await makeLongMedia(work, longMinutes, process.env.FFMPEG_PATH ?? 'ffmpeg') : undefined;
 const whisper = args['long-media'] ? await startOpenAiLikeServer(msPerAudioSecond) : null;
 const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL) : null;
-const poolSize = Number(args.pool ?? (scratch ? 10 : 1)); // as openDatabase sizes the gateway's pool
+// As the gateway sizes its pool: DATABASE_POOL_SIZE when set, else 10, or 1 on the embedded database.
+const poolSize = Number(args.pool ?? process.env.DATABASE_POOL_SIZE ?? (scratch ? 10 : 1));
 const processes: BenchProcess[] = [];
 let exitCode = 0;
 
@@ -238,6 +239,8 @@ try {
   exitCode = 1;
 } finally {
   for (const p of processes.reverse()) await p.stop();
+  // What went wrong inside the gateway, before its log goes with the scratch directory.
+  if (exitCode && existsSync(join(work, 'gateway.log'))) console.error(`gateway log (end):\n${readFileSync(join(work, 'gateway.log'), 'utf8').slice(-4000)}`);
   await whisper?.close();
   await scratch?.drop();
   rmSync(work, { recursive: true, force: true });

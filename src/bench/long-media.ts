@@ -20,6 +20,8 @@ export interface LongMediaRow {
   charged: number;
   /** What the ledger should have charged: per started minute of the probed length. */
   expected: number;
+  /** The error the gateway answered, if it did not succeed. */
+  error?: string;
 }
 
 /**
@@ -48,7 +50,7 @@ export async function runLongMedia(opts: {
     body: JSON.stringify({ mediaUrl: opts.mediaUrl }),
     signal: AbortSignal.timeout(3_600_000),
   });
-  const body = (await res.json()) as { durationSeconds?: number; credits?: { charged: number } };
+  const body = (await res.json()) as { durationSeconds?: number; credits?: { charged: number }; error?: { code: string; message: string } };
   const wall = (performance.now() - started) / 1000;
   const round = (n: number) => Math.round(n * 100) / 100;
   return {
@@ -62,5 +64,6 @@ export async function runLongMedia(opts: {
     charged: body.credits?.charged ?? 0,
     // An encoded hour runs a few milliseconds over, hence per started minute of what was probed.
     expected: res.ok ? Math.max(1, Math.ceil((body.durationSeconds ?? 0) / 60)) * opts.pricePerMinute : 0,
+    ...(body.error && { error: `${body.error.code}: ${body.error.message}` }),
   };
 }

@@ -40,7 +40,7 @@ async function withServices<T>(fn: (s: Services, config: Config) => Promise<T>):
   const db = await openDatabase(config);
   try {
     await migrate(db.orm);
-    const services = createServices(config, db.orm, log);
+    const services = createServices(config, db.orm, log, undefined, undefined, db.hot);
     const out = await fn(services, config);
     print(out);
     await services.close();

@@ -4,6 +4,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../config.js';
 import { startEmbedded, findRunningEmbedded, type EmbeddedDatabase } from './embedded.js';
 import { ENTITIES } from './entities.js';
+import { DEFAULT_HOT_POOL_SIZE, HotPool } from './hot-pool.js';
 import { notificationsOf, type Notifications } from './notifications.js';
 import { Migration20261122000000_initial } from './migrations/Migration20261122000000_initial.js';
 import { Migration20261123000000_webhooks } from './migrations/Migration20261123000000_webhooks.js';
@@ -20,6 +21,8 @@ export interface Database {
   embedded: boolean;
   /** What the database says changed; listening starts with `notifications.start` (serve, worker, tests). */
   notifications: Notifications;
+  /** The ledger's and key lookups' own pool of prepared statements (absent: createServices opens one beside the ORM). */
+  hot?: HotPool;
   close(): Promise<void>;
 }
 
@@ -48,6 +51,8 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
     clientUrl = embedded.clientUrl;
   }
   const orm = await initOrm(clientUrl, isEmbedded ? 1 : 10);
+  // The embedded database runs one statement at a time whatever the number of connections.
+  const hot = new HotPool(clientUrl, { size: isEmbedded ? 1 : (config.databasePoolSize ?? DEFAULT_HOT_POOL_SIZE) });
   // An embedded database served by another process keeps its notifications there.
   const notifications = notificationsOf(embedded ? { embedded } : isEmbedded ? null : { clientUrl });
   return {
@@ -55,8 +60,10 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
     clientUrl,
     embedded: isEmbedded,
     notifications,
+    hot,
     async close() {
       await notifications.close();
+      await hot.end();
       await orm.close(true);
       await embedded?.stop();
     },

@@ -3,7 +3,7 @@ import type { EmbeddedDatabase } from './embedded.js';
 
 /** The channels the database notifies on (triggers in Migration20261124000000_notify), and what each carries. */
 export interface ChannelPayloads {
-  /** A job was opened, or its status or progress changed. */
+  /** A transcription was opened, or its status or progress changed (parses are not notified). */
   mediagate_job: { id: string; accountId: string; status: string };
   /** A key (apiKeyId), a membership, or an account's roles or sign-in subject changed. */
   mediagate_auth: { apiKeyId?: string; accountId: string };

@@ -3,7 +3,7 @@ import { AppError } from '../errors.js';
 import type { AccountService } from './accounts/account.service.js';
 import type { OidcVerifier } from './accounts/oidc.verifier.js';
 import { type ApiKeyService, type Principal, unauthenticated } from './api-keys/api-key.service.js';
-import { KEY_PREFIX } from './api-keys/api-key.format.js';
+import { KEY_PREFIX, parseKey, type ParsedKey } from './api-keys/api-key.format.js';
 import { CSRF_HEADER, SESSION_COOKIE, csrfMatches, type SessionService } from './sessions/session.service.js';
 
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
@@ -26,15 +26,36 @@ export interface Credentials {
   method?: string;
   /** The `x-csrf-token` header (or, on a WebSocket, the connection parameter). */
   csrfToken?: string;
+  /** The Authorization header's API key, already read (null: it holds none); unset, it is read from `authorization`. */
+  key?: ParsedKey | null;
+}
+
+type HttpRequest = { method?: string; headers: Record<string, string | string[] | undefined> };
+
+/** The token of an `Authorization: Bearer <token>` header. */
+const bearerToken = (authorization: string | undefined) => (authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined);
+
+const presentedKeys = new WeakMap<object, ParsedKey | null>();
+
+/** The API key a request presents, read once per request: the rate limiter and authentication both need it. */
+export function presentedKey(req: HttpRequest): ParsedKey | null {
+  let key = presentedKeys.get(req);
+  if (key === undefined) {
+    const authorization = req.headers.authorization;
+    const token = bearerToken(typeof authorization === 'string' ? authorization : undefined);
+    key = token ? parseKey(token) : null;
+    presentedKeys.set(req, key);
+  }
+  return key;
 }
 
 /** The credentials of an HTTP request (Fastify's or Node's), for requestContext. */
-export function credentialsOf(req: { method?: string; headers: Record<string, string | string[] | undefined> }): Credentials {
+export function credentialsOf(req: HttpRequest): Credentials {
   const header = (name: string) => {
     const v = req.headers[name];
     return typeof v === 'string' ? v : undefined;
   };
-  return { authorization: header('authorization'), cookie: header('cookie'), method: req.method, csrfToken: header(CSRF_HEADER) };
+  return { authorization: header('authorization'), cookie: header('cookie'), method: req.method, csrfToken: header(CSRF_HEADER), key: presentedKey(req) };
 }
 
 /** The session id in a Cookie header, if there is one. */
@@ -68,7 +89,8 @@ export class Authenticator {
       if (sessionId) return this.fromSession(sessionId, c);
       throw new AppError('UNAUTHENTICATED');
     }
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(c.authorization)?.[1];
+    if (c.key) return this.apiKeys.authenticate(c.key);
+    const token = bearerToken(c.authorization);
     if (!token) throw unauthenticated();
     if (this.oidc && !token.startsWith(KEY_PREFIX) && JWT.test(token)) {
       const identity = await this.oidc.verifier.verify(token).catch(() => {

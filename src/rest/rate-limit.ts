@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { parseKey } from '../modules/api-keys/api-key.format.js';
+import { presentedKey } from '../modules/auth.js';
 
 /** Paths that are never limited: probes and metrics. */
 const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);
@@ -37,8 +37,7 @@ export function registerRateLimits(app: FastifyInstance, config: Config): RateLi
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     if (EXEMPT.has(req.url.split('?')[0])) return;
     await consume(byIp, req.ip, config.rateLimits.perIpPerMinute, reply);
-    const bearer = /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1];
-    const key = bearer ? parseKey(bearer) : null;
+    const key = presentedKey(req);
     if (key) await consume(byKey, key.publicId, config.rateLimits.perKeyPerMinute, reply);
   });
 

@@ -1,8 +1,10 @@
 import { isUuid, textArray } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { HotPool, Statement } from '../../db/hot-pool.js';
 import { AppError } from '../../errors.js';
+import type { ApiKeyCache, KeyRecord } from './api-key.cache.js';
 import { ApiKey } from './api-key.entity.js';
-import { generateKey, hashKey, keyMatches, parseKey } from './api-key.format.js';
+import { generateKey, hashKey, keyMatches, parseKey, type ParsedKey } from './api-key.format.js';
 
 /** What a key may do. A key gets every scope unless created with fewer. */
 export const API_KEY_SCOPES = ['parse', 'transcribe', 'read', 'keys'] as const;
@@ -24,10 +26,48 @@ export interface Principal {
 /** The same error for every way a key can be wrong, so a revoked key cannot be told from an unknown one. */
 export const unauthenticated = () => new AppError('UNAUTHENTICATED');
 
+/** A key's row as authentication reads it: the key, its account's roles, its membership. */
+const LOOKUP: Statement = {
+  name: 'api_key_lookup',
+  text: `select k.id, k.account_id, k.secret_hash, k.scopes, a.roles, k.revoked_at is not null as revoked,
+                coalesce(m.status = 'active', false) as active, m.period_end, k.last_used_at
+           from api_key k join account a on a.id = k.account_id left join membership m on m.account_id = k.account_id
+          where k.public_id = $1::text`,
+};
+
+/** last_used_at is kept to the minute: enough for people, and no write on every request. */
+const TOUCH: Statement = {
+  name: 'api_key_touch',
+  text: `update api_key set last_used_at = now() where id = any($1::uuid[]) and (last_used_at is null or last_used_at < now() - interval '1 minute')`,
+};
+const TOUCH_EVERY_MS = 60_000;
+/** Keys used meanwhile are written together, at most this long after their use, off every request's path. */
+const TOUCH_DELAY_MS = 500;
+
+interface KeyRow {
+  id: string;
+  account_id: string;
+  secret_hash: Buffer;
+  scopes: string[] | string;
+  roles: string[] | string;
+  revoked: boolean;
+  active: boolean;
+  period_end: Date | null;
+  last_used_at: Date | null;
+}
+
 export class ApiKeyService {
+  /** Lookups under way, so that a burst of requests with one uncached key reads it once. */
+  private readonly lookups = new Map<string, Promise<KeyRecord | null>>();
+  /** Keys whose last_used_at is due, and the timer that writes them. */
+  private readonly used = new Set<string>();
+  private touchTimer: NodeJS.Timeout | null = null;
+
   constructor(
     private readonly em: () => EntityManager,
     private readonly pepper: string,
+    private readonly hot: HotPool,
+    private readonly cache: ApiKeyCache,
   ) {}
 
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller's hands. */
@@ -76,43 +116,85 @@ export class ApiKeyService {
       apiKey.revokedAt = new Date();
       await em.flush();
     }
+    // This instance refuses it at once; the others when the database's notification reaches them.
+    this.cache.forget({ apiKeyId: apiKey.id });
     return apiKey;
   }
 
   /**
-   * Resolves a bearer key to its principal in one query (key, account membership), with no cache,
-   * so a revocation holds from the very next request on every instance.
+   * Resolves a bearer key to its principal: the key's record comes from the cache or one query (key,
+   * account roles, membership), and the secret is checked against its hash every time. Membership
+   * is judged now, against the period's end. A revoked key the cache has not heard of yet may still
+   * read, but never hold credits: the hold's statement checks revocation itself.
    */
-  async authenticate(presented: string): Promise<Principal> {
-    const parsed = parseKey(presented);
+  async authenticate(presented: string | ParsedKey): Promise<Principal> {
+    const parsed = typeof presented === 'string' ? parseKey(presented) : presented;
     if (!parsed) throw unauthenticated();
-    const rows = await this.em().getConnection().execute<
-      { id: string; account_id: string; secret_hash: Buffer; scopes: string[] | string; roles: string[] | string; revoked: boolean; member: boolean; stale: boolean }[]
-    >(
-      `select k.id, k.account_id, k.secret_hash, k.scopes, a.roles, k.revoked_at is not null as revoked,
-              coalesce(m.status = 'active' and m.period_end > now(), false) as member,
-              (k.last_used_at is null or k.last_used_at < now() - interval '1 minute') as stale
-         from api_key k join account a on a.id = k.account_id left join membership m on m.account_id = k.account_id
-        where k.public_id = ?`,
-      [parsed.publicId],
-    );
-    const row = rows[0];
-    if (!row || row.revoked || !keyMatches(parsed.key, Buffer.from(row.secret_hash), this.pepper)) throw unauthenticated();
-    if (row.stale) void this.touch(row.id);
+    const record = this.cache.get(parsed.publicId) ?? (await this.lookup(parsed.publicId));
+    if (!record || record.revoked || !keyMatches(parsed.key, record.secretHash, this.pepper)) throw unauthenticated();
+    const now = Date.now();
+    if (now - record.touchedAt >= TOUCH_EVERY_MS) {
+      record.touchedAt = now;
+      this.used.add(record.keyId);
+      this.touchTimer ??= setTimeout(() => void this.touch(), TOUCH_DELAY_MS).unref();
+    }
     return {
-      accountId: row.account_id,
-      apiKeyId: row.id,
-      scopes: new Set(textArray(row.scopes)),
-      isMember: row.member,
-      roles: new Set(textArray(row.roles)),
+      accountId: record.accountId,
+      apiKeyId: record.keyId,
+      scopes: record.scopes,
+      isMember: record.membershipActive && record.periodEnd !== null && record.periodEnd > now,
+      roles: record.roles,
       via: 'api_key',
     };
   }
 
-  /** last_used_at is kept to the minute: enough for people, and no write on every request. */
-  private async touch(id: string): Promise<void> {
+  /** Forgets a key this instance learned is revoked (a refused hold), so its next request is refused before any work. */
+  forgetKey(apiKeyId: string): void {
+    this.cache.forget({ apiKeyId });
+  }
+
+  /** Stops listening for changes and writes the last uses (the process is closing). */
+  async close(): Promise<void> {
+    this.cache.close();
+    await this.touch();
+  }
+
+  private lookup(publicId: string): Promise<KeyRecord | null> {
+    let pending = this.lookups.get(publicId);
+    if (!pending) {
+      pending = this.read(publicId).finally(() => this.lookups.delete(publicId));
+      this.lookups.set(publicId, pending);
+    }
+    return pending;
+  }
+
+  private async read(publicId: string): Promise<KeyRecord | null> {
+    const mark = this.cache.mark();
+    const [row] = await this.hot.query<KeyRow>(LOOKUP, [publicId]);
+    if (!row) return null;
+    const record: KeyRecord = {
+      keyId: row.id,
+      accountId: row.account_id,
+      secretHash: Buffer.from(row.secret_hash),
+      scopes: new Set(textArray(row.scopes)),
+      roles: new Set(textArray(row.roles)),
+      membershipActive: row.active,
+      periodEnd: row.period_end ? new Date(row.period_end).getTime() : null,
+      revoked: row.revoked,
+      touchedAt: row.last_used_at ? new Date(row.last_used_at).getTime() : 0,
+    };
+    this.cache.store(publicId, record, mark);
+    return record;
+  }
+
+  private async touch(): Promise<void> {
+    if (this.touchTimer) clearTimeout(this.touchTimer);
+    this.touchTimer = null;
+    if (!this.used.size) return;
+    const ids = [...this.used];
+    this.used.clear();
     try {
-      await this.em().getConnection().execute(`update api_key set last_used_at = now() where id = ?`, [id]);
+      await this.hot.query(TOUCH, [ids]);
     } catch {
       // Best effort: a missed timestamp must never fail a request.
     }

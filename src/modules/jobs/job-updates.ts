@@ -4,6 +4,8 @@ import type { Job } from './job.entity.js';
 import type { JobRepository } from './job.repository.js';
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELED']);
+/** How often a watched parse is re-read. */
+const PARSE_RECHECK_MS = 500;
 
 /** The changes of one job, as they happen; `return()` (a client leaving) frees it at once. */
 export type JobWatch = AsyncIterableIterator<Job> & { return(): Promise<IteratorResult<Job>> };
@@ -51,7 +53,8 @@ export class JobUpdates {
         return { done: false, value: job };
       }
       while (!stopped && !TERMINAL.has(job.status)) {
-        await wake.wait(this.notifications.recheckMs);
+        // Parses are not notified (see Migration20261124000000_notify): they end within seconds, so re-read often.
+        await wake.wait(job.operation === 'PARSE' ? Math.min(PARSE_RECHECK_MS, this.notifications.recheckMs) : this.notifications.recheckMs);
         if (stopped) break;
         let latest: Job;
         try {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
@@ -120,6 +121,26 @@ const AUDIO_TYPES: Readonly<Record<string, string>> = {
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /**
+ * multipart/form-data as one Blob: text parts around the file's own (lazily read) Blob. Not a
+ * FormData: Node's fetch writes a FormData body from a task of its own that, when the server resets
+ * the connection mid-upload, enqueues into the canceled request stream and rejects unhandled, which
+ * stops the process. A Blob body is read by fetch itself, and its length is known up front.
+ */
+function multipartBody(file: { name: string; filename: string; type: string; blob: Blob }, fields: readonly [string, string][]): { body: Blob; contentType: string } {
+  const boundary = `mediagate-${randomUUID()}`;
+  // The WHATWG encoding of names in a Content-Disposition header.
+  const quoted = (s: string) => `"${s.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22')}"`;
+  const parts: (string | Blob)[] = [
+    `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(file.name)}; filename=${quoted(file.filename)}\r\nContent-Type: ${file.type}\r\n\r\n`,
+    file.blob,
+    '\r\n',
+  ];
+  for (const [name, value] of fields) parts.push(`--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`);
+  parts.push(`--${boundary}--\r\n`);
+  return { body: new Blob(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/**
  * Any OpenAI-compatible `POST {baseUrl}/audio/transcriptions` (OpenAI, Groq, speaches, LocalAI,
  * whisper.cpp server). The base URL is operator-set and trusted, so it is called with plain fetch,
  * not through the guarded client that user-supplied URLs go through.
@@ -209,14 +230,17 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
       throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload limit`);
     }
     const ext = extname(request.audioPath).toLowerCase();
-    const form = new FormData();
-    form.append('file', await openAsBlob(request.audioPath, { type: AUDIO_TYPES[ext] ?? 'application/octet-stream' }), basename(request.audioPath));
-    form.append('model', this.model);
-    form.append('response_format', 'verbose_json');
-    // Segments for the JSON, words for readable subtitles (servers that know no words ignore it).
-    form.append('timestamp_granularities[]', 'segment');
-    form.append('timestamp_granularities[]', 'word');
-    if (request.language) form.append('language', request.language);
+    const form = multipartBody(
+      { name: 'file', filename: basename(request.audioPath), type: AUDIO_TYPES[ext] ?? 'application/octet-stream', blob: await openAsBlob(request.audioPath) },
+      [
+        ['model', this.model],
+        ['response_format', 'verbose_json'],
+        // Segments for the JSON, words for readable subtitles (servers that know no words ignore it).
+        ['timestamp_granularities[]', 'segment'],
+        ['timestamp_granularities[]', 'word'],
+        ...(request.language ? [['language', request.language] as [string, string]] : []),
+      ],
+    );
 
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const signal = AbortSignal.any([request.signal, timeout]);
@@ -231,8 +255,8 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     try {
       res = await fetch(this.url, {
         method: 'POST',
-        body: form,
-        headers: { accept: 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
+        body: form.body,
+        headers: { accept: 'application/json', 'content-type': form.contentType, ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
         // An API endpoint has no reason to redirect; following one would resend the key elsewhere.
         redirect: 'error',
         signal,

@@ -1,0 +1,158 @@
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.js';
+import type { Config } from '../../src/config.js';
+import { initOrm } from '../../src/db/database.js';
+import { BACKSTOP_MS, type Notifications } from '../../src/db/notifications.js';
+import { createServices } from '../../src/services.js';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { createHarness, type Harness } from '../support/harness.js';
+import { changeUnheard, parseThrough } from '../support/parse-doors.js';
+import type { TestDatabaseKind } from '../support/test-database.js';
+
+const DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
+
+/** Notifications that claim to listen and never deliver: an instance that missed every change. */
+const deaf: Notifications = {
+  on: () => () => {},
+  onReconnect: () => () => {},
+  recheckMs: BACKSTOP_MS,
+  start: async () => {},
+  close: async () => {},
+};
+
+/** Another gateway on the harness's database, with its own services, key cache and configuration. */
+async function otherInstance(h: Harness, overrides: Partial<Config>, notifications: Notifications) {
+  const orm = await initOrm(h.clientUrl, 2);
+  const services = createServices({ ...h.config, ...overrides }, orm, pino({ level: 'silent' }), undefined, notifications);
+  const app = await buildApp({ services, orm });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    services,
+    me: async (key: string) => {
+      const res = await fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: '{ me { id } }' }),
+      });
+      const body = (await res.json()) as { data?: { me: { id: string } }; errors?: { extensions: { code: string } }[] };
+      return body.errors ? body.errors[0].extensions.code : body.data!.me.id;
+    },
+    async close() {
+      await app.close();
+      await services.close();
+      await orm.close(true);
+    },
+  };
+}
+
+/**
+ * The API-key cache (API_KEY_CACHE_SECONDS): what the database says changed clears it, on every
+ * instance, and a revoked key can never spend, even on an instance whose cache missed the change.
+ */
+describe.each(DATABASES)('API key cache (%s database)', (database) => {
+  let h: Harness;
+  let site: FakeSite;
+  let page: string;
+  beforeAll(async () => {
+    site = await startFakeSite();
+    site.page('/v', `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
+    page = `${site.origin}/v`;
+    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort }, undefined, { database });
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+    await site?.close();
+  });
+
+  const me = async (key: string) => {
+    const r = await h.gql(`{ me { id } }`, {}, key);
+    return r.errors ? r.errors[0].extensions.code : r.data.me.id;
+  };
+
+  it('refuses the very next parse of a key revoked through another instance, on one that never heard of it, and moves no credit', async () => {
+    const deafOne = await otherInstance(h, {}, deaf);
+    try {
+      const { key, keyId, accountId } = await h.account({ credits: 5 });
+      expect((await parseThrough('rest', deafOne.url, key, page)).status).toBe(200);
+      const revoked = await h.gql(`mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`, { id: keyId }, key);
+      expect(revoked.data.revokeApiKey.revokedAt).not.toBeNull();
+      // The state this test is about: the deaf instance still trusts its cached key for reading.
+      expect(await deafOne.me(key)).toBe(accountId);
+
+      expect(await parseThrough('rest', deafOne.url, key, page)).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+      expect(await parseThrough('graphql', deafOne.url, key, page)).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+      // Refused once, the key is forgotten there too.
+      expect(await deafOne.me(key)).toBe('UNAUTHENTICATED');
+      expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
+      expect(await h.ledgerSums(accountId)).toEqual({ available: 4, held: 0 });
+      expect((await h.services.jobs.list(accountId, 10, null)).edges).toHaveLength(1);
+    } finally {
+      await deafOne.close();
+    }
+  });
+
+  it('refuses a key revoked through GraphQL on the same instance at once, on both doors', async () => {
+    const { key, keyId, accountId } = await h.account({ credits: 5 });
+    expect((await parseThrough('graphql', h.url, key, page)).status).toBe(200);
+    await h.gql(`mutation($id: ID!) { revokeApiKey(id: $id) { id } }`, { id: keyId }, key);
+    expect(await parseThrough('rest', h.url, key, page)).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+    expect(await parseThrough('graphql', h.url, key, page)).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+    expect(await me(key)).toBe('UNAUTHENTICATED');
+    expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
+  });
+
+  it('hears of a membership canceled by another instance: the next parse after the notification is 403, and nothing is charged', async () => {
+    const operator = await otherInstance(h, {}, deaf);
+    const heard: string[] = [];
+    const stop = h.notifications.on('mediagate_auth', (n) => void heard.push(n.accountId));
+    try {
+      const { key, accountId } = await h.account({ credits: 5 });
+      expect((await parseThrough('rest', h.url, key, page)).status).toBe(200);
+      await operator.services.accounts.cancelMembership(accountId);
+      for (let i = 0; i < 500 && !heard.includes(accountId); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(heard).toContain(accountId);
+      expect(await parseThrough('rest', h.url, key, page)).toMatchObject({ status: 403, code: 'MEMBERSHIP_REQUIRED' });
+      expect(await parseThrough('graphql', h.url, key, page)).toMatchObject({ status: 403, code: 'MEMBERSHIP_REQUIRED' });
+      expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
+    } finally {
+      stop();
+      await operator.close();
+    }
+  });
+
+  it('keeps an unheard change at most API_KEY_CACHE_SECONDS, and looks keys up every time with 0', async () => {
+    const short = await otherInstance(h, { apiKeyCacheMs: 1000 }, deaf);
+    const none = await otherInstance(h, { apiKeyCacheMs: 0 }, deaf);
+    try {
+      const { key, keyId, accountId } = await h.account({ credits: 5 });
+      expect(await short.me(key)).toBe(accountId);
+      expect(await none.me(key)).toBe(accountId);
+      await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [keyId]);
+      expect(await none.me(key)).toBe('UNAUTHENTICATED');
+      expect(await short.me(key)).toBe(accountId);
+      await new Promise((r) => setTimeout(r, 1100));
+      expect(await short.me(key)).toBe('UNAUTHENTICATED');
+    } finally {
+      await short.close();
+      await none.close();
+    }
+  });
+
+  if (database === 'default') {
+    it('forgets every key when the listening connection was lost, since a change may have gone unheard meanwhile', async () => {
+      const { key, keyId, accountId } = await h.account({ credits: 5 });
+      expect(await me(key)).toBe(accountId);
+      await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [keyId]);
+      expect(await me(key)).toBe(accountId);
+      expect(await h.severDatabaseConnections()).toBeGreaterThan(0);
+      let answer: string = accountId;
+      for (let i = 0; i < 200 && answer !== 'UNAUTHENTICATED'; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        answer = await me(key).catch(() => accountId);
+      }
+      expect(answer).toBe('UNAUTHENTICATED');
+    });
+  }
+});

@@ -1,0 +1,53 @@
+import pg from 'pg';
+import { ERROR_CATALOGUE, type ErrorCode } from '../../src/errors.js';
+import type { Harness } from './harness.js';
+
+/** What one parse answered, whichever door it went through: the status (GraphQL's error code mapped as REST maps it). */
+export interface DoorAnswer {
+  status: number;
+  code?: string;
+  details?: Record<string, unknown>;
+  credits?: { charged: number; balance: number };
+}
+
+/** One parse of `url`, through REST or GraphQL, at `base` (a harness's URL, or another instance's). */
+export async function parseThrough(door: 'rest' | 'graphql', base: string, key: string, url: string, headers: Record<string, string> = {}): Promise<DoorAnswer> {
+  const rest = door === 'rest';
+  const res = await fetch(`${base}${rest ? '/api/parse' : '/graphql'}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+    body: JSON.stringify(rest ? { url } : { query: `mutation($url: String!) { parse(input: { url: $url }) { id status credits { charged balance } } }`, variables: { url } }),
+  });
+  const body = (await res.json()) as any;
+  if (rest) return res.status === 200 ? { status: 200, credits: body.credits } : { status: res.status, code: body.error.code, details: body.error.details };
+  const error = body.errors?.[0];
+  if (!error) return { status: 200, credits: body.data.parse.credits };
+  const code = error.extensions.code as ErrorCode;
+  return { status: ERROR_CATALOGUE[code]?.status ?? 500, code, details: error.extensions.details };
+}
+
+/**
+ * Changes rows with the database's triggers off for this one transaction, so that no notification
+ * tells any instance about it: what an instance that missed a notification would live through.
+ */
+export async function changeUnheard(h: Harness, sql: string, params: unknown[]): Promise<void> {
+  const client = new pg.Client({ connectionString: h.clientUrl });
+  await client.connect();
+  try {
+    await client.query('begin');
+    await client.query('set local session_replication_role = replica');
+    await client.query(sql, params);
+    await client.query('commit');
+  } finally {
+    await client.end();
+  }
+}
+
+/** How many statements wrote an account's ledger entries of a kind: the rows one statement inserts share its transaction id. */
+export async function statementsOf(h: Harness, accountIds: string[], kind: 'HOLD' | 'CAPTURE'): Promise<{ entries: number; statements: number }> {
+  const [row] = await h.sql<{ entries: string; statements: string }>(
+    `select count(*) as entries, count(distinct xmin::text) as statements from credit_entry where kind = ? and account_id in (${accountIds.map(() => '?').join(', ')})`,
+    [kind, ...accountIds],
+  );
+  return { entries: Number(row.entries), statements: Number(row.statements) };
+}
