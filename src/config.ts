@@ -26,7 +26,7 @@ const envSchema = z.object({
   MEDIAGATE_DATA_DIR: z.string().min(1).default('./.mediagate'),
   /** Connections of the ledger's and key lookups' own pool on PostgreSQL (default 10); the embedded database uses 1. */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).optional(),
-  /** Holds and captures arriving within this many milliseconds share one statement; 0: one statement each. Default 1 (also embedded). */
+  /** While a batch of holds or captures is written, those arriving within this many milliseconds share the next statement; 0: one statement each. */
   LEDGER_BATCH_WINDOW_MS: z.coerce.number().min(0).max(50).default(1),
   /** How long a looked-up API key is trusted before it is read again (changes clear it at once through notifications); 0: no cache. */
   API_KEY_CACHE_SECONDS: z.coerce.number().min(0).max(3600).default(30),

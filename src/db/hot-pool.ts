@@ -7,7 +7,7 @@ export interface Statement {
   text: string;
 }
 
-/** How the hot path's pool is sized and whom its sessions are shared with. */
+/** How large the hot path's pool is, and where it reports a lost connection. */
 export interface HotPoolOptions {
   /** Connections at most. */
   size: number;
@@ -16,8 +16,9 @@ export interface HotPoolOptions {
 
 /**
  * Connections of the hot path on PostgreSQL when DATABASE_POOL_SIZE is unset. Measured with
- * `npm run bench` on 2 cores (gateway, database and load on the same machine): 10 did as well
- * as 16 or 20 and better than 4; more only adds backends contending for the same balance rows.
+ * `npm run bench` on 2 cores (gateway, database and load on the same machine), 50 connections:
+ * with batched ledger writes 4 and 10 did the same within the noise (a few batches are in flight
+ * at a time), 20 no better; 10 is the ORM's own pool size and the bench reference's.
  */
 export const DEFAULT_HOT_POOL_SIZE = 10;
 

@@ -206,7 +206,10 @@ export class NewKey extends Base {
   }
 }
 
-/** The membership's paid period ends (or, renewed, starts again): an operator's or the calendar's doing. */
+/**
+ * The membership's paid period ends (or, renewed, starts again): an operator's or the calendar's
+ * doing, on the first account from `account` on whose membership is not already so.
+ */
 export class Membership extends Base {
   readonly name: string;
   constructor(
@@ -216,11 +219,15 @@ export class Membership extends Base {
     super();
     this.name = active ? 'renew' : 'lapse';
   }
+  private target(m: Readonly<LedgerModel>): AccountModel | undefined {
+    const n = m.accounts.length;
+    return Array.from({ length: n }, (_, i) => m.accounts[(this.account + i) % n]).find((a) => a.member !== this.active);
+  }
   override check(m: Readonly<LedgerModel>) {
-    return m.accounts[this.account % m.accounts.length].member !== this.active;
+    return this.target(m) !== undefined;
   }
   protected async act(m: LedgerModel, w: World) {
-    const acc = m.accounts[this.account % m.accounts.length];
+    const acc = this.target(m)!;
     await w.operator.accounts.setMembership(acc.id, new Date(Date.now() + (this.active ? 30 * 86_400_000 : -1000)));
     acc.member = this.active;
   }

@@ -18,11 +18,12 @@ interface Member<I, O> {
 }
 
 /**
- * Groups what arrives within a short window into one call of `send` (group commit, as TigerBeetle
- * batches its transfers): the first member of a batch waits at most `windowMs`; a batch goes as
- * soon as it is full; while `maxInFlight` batches are out, the next keeps growing, and goes as soon
- * as one of them is answered. `send` answers each member on its own; when it throws, every member
- * of that batch gets the error.
+ * Groups what arrives together into one call of `send` (group commit, as TigerBeetle batches its
+ * transfers). A member that finds no batch in flight goes at once, alone; otherwise the first
+ * member of the next batch waits at most `windowMs` for others; a batch goes as soon as it is
+ * full; while `maxInFlight` batches are out, the next keeps growing, and goes as soon as one of
+ * them is answered. `send` answers each member on its own; when it throws, every member of that
+ * batch gets the error.
  */
 export class Batcher<I, O> {
   private pending: Member<I, O>[] = [];
@@ -39,7 +40,8 @@ export class Batcher<I, O> {
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (this.pending.length >= this.options.maxSize) this.flush();
+      // With nothing in flight there is nobody to wait for: a lone request pays no window at all.
+      if (this.pending.length >= this.options.maxSize || this.inFlight === 0) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
     });
   }

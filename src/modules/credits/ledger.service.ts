@@ -193,6 +193,12 @@ export class LedgerService {
     return rows.map((row) => ({ value: settlement(row) }));
   }
 
+  /** What a SUCCEEDED job charged and left available; null in any other state (for a capture whose answer was lost). */
+  async settlement(jobId: string): Promise<Settlement | null> {
+    const row = await this.one<{ credits_charged: string; balance_after: string | null } | undefined>(sql.SETTLEMENT, [jobId]);
+    return row ? { charged: Number(row.credits_charged), balance: Number(row.balance_after ?? 0) } : null;
+  }
+
   /** FAILED or CANCELED: releases the whole hold; nothing is consumed. False when already resolved. */
   async fail(jobId: string, status: 'FAILED' | 'CANCELED', code: string, message: string, provider: string | null = null): Promise<boolean> {
     const row = await this.one<{ released: string | null }>(sql.FAIL, [status, code, message.slice(0, 500), provider, jobId]);

@@ -218,6 +218,9 @@ export const REQUEUE = statement(
 
 export const STATUS = statement('status', `select status from job where id = $1::uuid`);
 
+/** What a succeeded job charged and left available (a capture whose answer was lost reads it here). */
+export const SETTLEMENT = statement('settlement', `select credits_charged, balance_after from job where id = $1::uuid and status = 'SUCCEEDED'`);
+
 export const SET_PROGRESS = statement(
   'set_progress',
   `update job set progress = $1::real where id = $2::uuid and status = 'RUNNING' and progress < $1::real`,

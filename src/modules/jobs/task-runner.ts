@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { databaseUnavailable } from '../../db/outage.js';
 import { AppError, isAppError } from '../../errors.js';
-import type { LedgerService, OpenJobInput } from '../credits/ledger.service.js';
+import type { LedgerService, OpenJobInput, Settlement } from '../credits/ledger.service.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { currentRequestId } from '../../request-scope.js';
 import type { Notifications } from '../../db/notifications.js';
@@ -239,6 +240,7 @@ export class TaskRunner {
     webhookUrl: string | null,
     requestId: string | null,
   ): Promise<TaskOutcome<R>> {
+    const deadlineAt = Date.now() + timeoutMs;
     const cancel = new AbortController();
     this.running.set(jobId, cancel);
     if (this.interrupted) cancel.abort(this.queued.has(jobId) ? new HandedBack() : stopping());
@@ -273,7 +275,7 @@ export class TaskRunner {
       this.running.delete(jobId);
     }
     failpoint('task.afterWork');
-    const settlement = await this.ledger.succeed(jobId, outcome.result as Record<string, unknown>, outcome.provider);
+    const settlement = await this.capture(jobId, outcome.result as Record<string, unknown>, outcome.provider, deadlineAt);
     failpoint('task.afterCapture');
     // Null: the job was canceled, or the sweeper failed it at its deadline; either way its hold is released.
     if (!settlement) {
@@ -283,6 +285,28 @@ export class TaskRunner {
     this.observe(operation, 'SUCCEEDED', settlement.charged);
     this.onEnded(jobId, 'SUCCEEDED', webhookUrl);
     return { jobId, provider: outcome.provider, result: outcome.result, ...settlement, replayed: false };
+  }
+
+  /**
+   * Captures the hold. When the database connection dies on the way, the capture may have committed
+   * or not: it is tried again on fresh connections until the task's deadline (a no-op if it had),
+   * and the job row then says whether this result was charged, so no caller is charged for an
+   * answer it did not get. Only a database gone for longer than that leaves the caller a 503; an
+   * idempotency key then replays whatever was charged.
+   */
+  private async capture(jobId: string, result: Record<string, unknown>, provider: string, deadlineAt: number): Promise<Settlement | null> {
+    let lost = false;
+    for (let wait = 25; ; wait = Math.min(wait * 2, 400)) {
+      try {
+        const settled = await this.ledger.succeed(jobId, result, provider);
+        // After a lost answer, "already resolved" may be this very capture: the row says.
+        return settled ?? (lost ? await this.ledger.settlement(jobId) : null);
+      } catch (err) {
+        if (!databaseUnavailable(err) || Date.now() + wait > deadlineAt) throw err;
+        lost = true;
+        await sleep(wait);
+      }
+    }
   }
 
   private async requeue(jobId: string): Promise<boolean> {
