@@ -135,10 +135,14 @@ export class GuardedHttpClient {
    * it). The address rules and the deadline apply as to every call; the byte cap is the caller's.
    */
   async open(url: string, options: RequestOptions = {}): Promise<GuardedStream> {
-    return this.withDeadline(options, async (signal) => {
-      const { res, finalUrl } = await this.follow(url, { ...options, maxBytes: Infinity, wantBody: undefined }, signal);
-      return { url: finalUrl, status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
-    });
+    return this.withDeadline(
+      options,
+      async (signal) => {
+        const { res, finalUrl } = await this.follow(url, { ...options, maxBytes: Infinity, wantBody: undefined }, signal);
+        return { url: finalUrl, status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
+      },
+      (opened) => opened.body,
+    );
   }
 
   /** Streams the body to destPath (created/truncated), same rules and cap; deletes the partial file on failure. */
@@ -190,18 +194,31 @@ export class GuardedHttpClient {
     return lookup as unknown as LookupFunction;
   }
 
-  /** Runs one call under its deadline; the caller's own abort passes through untouched. */
-  private async withDeadline<T>(options: RequestOptions, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  /**
+   * Runs one call under its deadline; the caller's own abort passes through untouched. With
+   * `bodyOf`, the deadline also covers reading the body the call hands over, until it closes.
+   */
+  private async withDeadline<T>(options: RequestOptions, fn: (signal: AbortSignal) => Promise<T>, bodyOf?: (result: T) => Readable): Promise<T> {
     const timeoutMs = options.timeoutMs ?? this.defaults.timeoutMs;
-    const timeout = AbortSignal.timeout(timeoutMs);
+    // A timer cleared when the call is over: AbortSignal.timeout would stay armed for the whole
+    // timeout after it, holding the call's signals (a page fetch per parse, for 15 s each).
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException(`No complete answer within ${timeoutMs} ms.`, 'TimeoutError')), timeoutMs).unref();
+    const timeout = deadline.signal;
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    let body: Readable | null = null;
     try {
-      return await fn(signal);
+      const result = await fn(signal);
+      body = bodyOf?.(result) ?? null;
+      return result;
     } catch (err) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (err instanceof AppError || err instanceof FetchError) throw err;
       if (timeout.aborted) throw new FetchError('timeout', `No complete answer within ${timeoutMs} ms.`, undefined, { cause: err });
       throw translate(err);
+    } finally {
+      if (body && !body.destroyed) body.once('close', () => clearTimeout(timer));
+      else clearTimeout(timer);
     }
   }
 

@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { randomUUID } from 'node:crypto';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { checkGraphqlAnswer, checkLedger, checkRestError, snapshot, ContractViolation, type AccountSnapshot } from '../support/contract-checks.js';

@@ -244,7 +244,10 @@ export class TaskRunner {
     const cancel = new AbortController();
     this.running.set(jobId, cancel);
     if (this.interrupted) cancel.abort(this.queued.has(jobId) ? new HandedBack() : stopping());
-    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), cancel.signal]);
+    // A timer cleared when the work ends: AbortSignal.timeout would stay armed for the whole timeout
+    // after it, holding the task's signals (at a thousand parses a second, a minute of them).
+    const deadline = setTimeout(() => cancel.abort(new DOMException('The task passed its deadline.', 'TimeoutError')), timeoutMs).unref();
+    const signal = cancel.signal;
     let outcome: { provider: string; result: R };
     try {
       outcome = await untilAborted(
@@ -272,6 +275,7 @@ export class TaskRunner {
       this.observe(operation, appError.code, 0);
       throw appError;
     } finally {
+      clearTimeout(deadline);
       this.running.delete(jobId);
     }
     failpoint('task.afterWork');
