@@ -7,7 +7,7 @@ import { BACKSTOP_MS, type Notifications } from '../../src/db/notifications.js';
 import { createServices } from '../../src/services.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { changeUnheard, parseThrough } from '../support/parse-doors.js';
+import { changeUnheard, heardAccount, parseThrough } from '../support/parse-doors.js';
 import type { TestDatabaseKind } from '../support/test-database.js';
 
 const DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
@@ -108,8 +108,9 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
     const heard: string[] = [];
     const stop = h.notifications.on('mediagate_auth', (n) => void heard.push(n.accountId));
     try {
-      const { key, accountId } = await h.account({ credits: 5 });
+      const { key, accountId } = await heardAccount(h, { credits: 5 });
       expect((await parseThrough('rest', h.url, key, page)).status).toBe(200);
+      heard.length = 0;
       await operator.services.accounts.cancelMembership(accountId);
       for (let i = 0; i < 500 && !heard.includes(accountId); i++) await new Promise((r) => setTimeout(r, 10));
       expect(heard).toContain(accountId);
@@ -142,7 +143,7 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
 
   if (database === 'default') {
     it('forgets every key when the listening connection was lost, since a change may have gone unheard meanwhile', async () => {
-      const { key, keyId, accountId } = await h.account({ credits: 5 });
+      const { key, keyId, accountId } = await heardAccount(h, { credits: 5 });
       expect(await me(key)).toBe(accountId);
       await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [keyId]);
       expect(await me(key)).toBe(accountId);

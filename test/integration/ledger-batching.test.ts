@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { changeUnheard, parseThrough, statementsOf, type DoorAnswer } from '../support/parse-doors.js';
+import { changeUnheard, heardAccount, parseThrough, statementsOf, type DoorAnswer } from '../support/parse-doors.js';
 import type { TestDatabaseKind } from '../support/test-database.js';
 
 const DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
@@ -57,7 +57,7 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
       const rich = await h.account({ credits: 10 });
       const poor = await h.account({ credits: 3 });
       const broke = await h.account({ credits: 0 });
-      const revoked = await h.account({ credits: 5 });
+      const revoked = await heardAccount(h, { credits: 5 });
       // This instance has the key cached, and never hears that it is revoked: the hold itself must refuse it.
       expect((await h.gql(`{ me { id } }`, {}, revoked.key)).data.me.id).toBe(revoked.accountId);
       await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [revoked.keyId]);

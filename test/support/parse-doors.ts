@@ -27,6 +27,23 @@ export async function parseThrough(door: 'rest' | 'graphql', base: string, key: 
 }
 
 /**
+ * An account with a key (as Harness.account), returned once this instance has heard the database's
+ * notifications of its making: a key cached after that stays cached until something changes.
+ */
+export async function heardAccount(h: Harness, opts: Parameters<Harness['account']>[0] = {}): ReturnType<Harness['account']> {
+  const heard = new Set<string>();
+  const stop = h.notifications.on('mediagate_auth', (n) => void (n.apiKeyId && heard.add(n.apiKeyId)));
+  try {
+    const account = await h.account(opts);
+    for (let i = 0; i < 500 && !heard.has(account.keyId); i++) await new Promise((r) => setTimeout(r, 10));
+    if (!heard.has(account.keyId)) throw new Error('the key was made, but its notification never came');
+    return account;
+  } finally {
+    stop();
+  }
+}
+
+/**
  * Changes rows with the database's triggers off for this one transaction, so that no notification
  * tells any instance about it: what an instance that missed a notification would live through.
  */

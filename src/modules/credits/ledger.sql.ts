@@ -48,8 +48,9 @@ export const OPEN_JOB = statement(
 );
 
 /**
- * The holds of several requests in one statement. Each account's balance row is locked once (in
- * account order), its members are taken in arrival order while their running sum fits what it has
+ * The holds of several requests in one statement, a member per array element (the inputs in one
+ * JSON array, which needs no escaping as an array literal would). Each account's balance row is
+ * locked once (in account order), its members are taken in arrival order while their running sum fits what it has
  * (a member of a revoked key takes nothing and counts for nothing), and the balance moves by the
  * sum of those taken. One row per member, in arrival order: `held`, `revoked`, the account's
  * available credits after the member (`after`, when held) and after the whole batch (`available`).
@@ -57,8 +58,10 @@ export const OPEN_JOB = statement(
 export const OPEN_JOBS = statement(
   'open_jobs',
   `with m as (
-     select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::timestamptz[], $9::text[], $10::text[], $11::text[])
-       with ordinality as m(job_id, account_id, api_key_id, operation, status, input, amount, deadline_at, idempotency_key, request_hash, request_id, ord)
+     select * from rows from (
+       unnest($1::uuid[]), unnest($2::uuid[]), unnest($3::uuid[]), unnest($4::text[]), unnest($5::text[]), jsonb_array_elements($6::jsonb),
+       unnest($7::bigint[]), unnest($8::timestamptz[]), unnest($9::text[]), unnest($10::text[]), unnest($11::text[])
+     ) with ordinality as m(job_id, account_id, api_key_id, operation, status, input, amount, deadline_at, idempotency_key, request_hash, request_id, ord)
    ), revoked as (
      select m.ord from m join api_key k on k.id = m.api_key_id where k.revoked_at is not null
    ), locked as (
@@ -143,14 +146,15 @@ export const SUCCEED = statement(
 );
 
 /**
- * The captures of several jobs in one statement: job rows locked in id order, then balance rows in
- * account order, each balance's held credits lowered by the sum of its jobs' holds. A job named
- * twice is captured once, for its first mention. One row per member, in order.
+ * The captures of several jobs in one statement (the results in one JSON array): job rows locked
+ * in id order, then balance rows in account order, each balance's held credits lowered by the sum
+ * of its jobs' holds. A job named twice is captured once, for its first mention. One row per
+ * member, in order.
  */
 export const SUCCEED_MANY = statement(
   'succeed_many',
   `with m as (
-     select * from unnest($1::uuid[], $2::jsonb[], $3::text[]) with ordinality as m(job_id, result, provider, ord)
+     select * from rows from (unnest($1::uuid[]), jsonb_array_elements($2::jsonb), unnest($3::text[])) with ordinality as m(job_id, result, provider, ord)
    ), first as (
      select distinct on (job_id) * from m order by job_id, ord
    ), j0 as (
