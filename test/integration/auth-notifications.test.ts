@@ -1,8 +1,8 @@
 import type { ChannelPayloads } from '../../src/db/notifications.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import type { TestDatabaseKind } from '../support/test-database.js';
+import { TEST_DATABASES } from '../support/test-database.js';
 
-const DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
+const DATABASES = TEST_DATABASES;
 
 /** What a cache of keys will listen to (`mediagate_auth`): every change that decides who may do what, and nothing else. */
 describe.each(DATABASES)('auth notifications (%s database)', (database) => {

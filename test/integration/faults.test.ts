@@ -9,7 +9,7 @@ import { misbehave, startFaultyUpstream, INVALID_JSON_BODY, type Fault } from '.
 import { checkGraphqlAnswer, checkLedger, checkRestError, snapshot } from '../support/contract-checks.js';
 import { createHarness, type Harness, type TestResponse } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
-import type { TestDatabaseKind } from '../support/test-database.js';
+import { TEST_DATABASES } from '../support/test-database.js';
 import type { ErrorCode } from '../../src/errors.js';
 
 /** Polls `probe` every `everyMs` until it holds; throws after `withinMs`. */
@@ -45,7 +45,7 @@ const pageAfter = (site: FakeSite, path: string, delayMs: (n: number) => number)
  * connection is cut at its relay). Each request succeeds and is charged once, or fails with a
  * contract error and is charged nothing; the ledger still sums; and the same process serves again.
  */
-const kinds: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
+const kinds = TEST_DATABASES;
 describe.each(kinds)('database connections killed under load (%s database)', (kind) => {
   let h: Harness;
   let site: FakeSite;

@@ -13,9 +13,9 @@ import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
-import type { TestDatabaseKind } from '../support/test-database.js';
+import { TEST_DATABASES } from '../support/test-database.js';
 
-const DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
+const DATABASES = TEST_DATABASES;
 
 type Fake = Awaited<ReturnType<typeof startFakeOpenAi>>;
 type Push = { status: string; progress: number };

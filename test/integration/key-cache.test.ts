@@ -8,9 +8,9 @@ import { createServices } from '../../src/services.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { changeUnheard, heardAccount, parseThrough } from '../support/parse-doors.js';
-import type { TestDatabaseKind } from '../support/test-database.js';
+import { TEST_DATABASES } from '../support/test-database.js';
 
-const DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
+const DATABASES = TEST_DATABASES;
 
 /** Notifications that claim to listen and never deliver: an instance that missed every change. */
 const deaf: Notifications = {

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { changeUnheard, heardAccount, parseThrough, statementsOf, type DoorAnswer } from '../support/parse-doors.js';
-import type { TestDatabaseKind } from '../support/test-database.js';
+import { TEST_DATABASES } from '../support/test-database.js';
 
-const DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
+const DATABASES = TEST_DATABASES;
 /** Unbatched, and batched with a window wide enough that a burst of requests surely shares statements. */
 const MODES = [
   ['unbatched', '0'],

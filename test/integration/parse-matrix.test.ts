@@ -1,7 +1,7 @@
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
-import type { TestDatabaseKind } from '../support/test-database.js';
+import { TEST_DATABASES } from '../support/test-database.js';
 
 /**
  * Every page kind × mode × the qualities that matter, through both doors, on real media made by
@@ -176,7 +176,7 @@ const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
   items { ${FORMAT} title cover { url } alternatives { url } } itemsTotal
   cover { url } metadata { title durationSeconds } credits { charged balance } } }`;
 
-const DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
+const DATABASES = TEST_DATABASES;
 
 describe.each(DATABASES)('parse matrix (%s database)', (database) => {
   let h: Harness;

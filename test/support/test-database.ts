@@ -8,6 +8,9 @@ import { startSeverableProxy } from './severable-proxy.js';
 /** The databases a test can ask for: the one DATABASE_URL names (else embedded), or always embedded. */
 export type TestDatabaseKind = 'default' | 'embedded';
 
+/** The databases a test that matters on both runs against: PostgreSQL (when DATABASE_URL names one) and the embedded one. */
+export const TEST_DATABASES: TestDatabaseKind[] = process.env.DATABASE_URL ? ['default', 'embedded'] : ['embedded'];
+
 /** A test database whose client connections a test can kill, as a database restart or an operator would. */
 export interface TestDatabase extends Database {
   /**
