@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
@@ -133,7 +134,16 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     stopOnTerminationSignals: false,
     validationRules: operations.validationRules,
     parseOptions: operations.parseOptions,
-    plugins: [fastifyApolloDrainPlugin(app), refuseSubscriptionsOverHttp, ...operations.apolloPlugins, landingPage(schema, config)],
+    plugins: [
+      fastifyApolloDrainPlugin(app),
+      refuseSubscriptionsOverHttp,
+      ...operations.apolloPlugins,
+      landingPage(schema, config),
+      // Installed by default, it hooks every resolved field to compute cache hints, only to conclude
+      // `no-store`: answers here are per caller and never cacheable, so that is said outright.
+      ApolloServerPluginCacheControlDisabled(),
+      { requestDidStart: async () => ({ willSendResponse: async ({ response }) => void response.http.headers.set('cache-control', 'no-store') }) },
+    ],
     logger: log,
   });
   await apollo.start();

@@ -29,6 +29,7 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     json: { type: 'string', default: 'bench-results.json' },
     profile: { type: 'boolean', default: false },
+    'node-flags': { type: 'string', default: '' },
     'long-media': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -44,6 +45,8 @@ if (args.help) {
   --json FILE         where the results go (default bench-results.json)
   --profile           run the gateway and the reference under --cpu-prof and print where REST parse
                       spread and the reference's spread spend their time; count the gateway's statements
+  --node-flags FLAGS  extra Node flags for the gateway, space-separated (--node-flags="--trace-gc"); its
+                      output is kept as bench-gateway.log
   --long-media        add one long transcription (BENCH_LONG_MEDIA_MINUTES, default 60; slow)
 DATABASE_URL set: a scratch PostgreSQL database, dropped at the end; unset: the embedded PGlite.`);
   process.exit(0);
@@ -94,7 +97,10 @@ try {
   const gateway = await startGateway(
     { ...gatewayEnv, BENCH_STATEMENT_COUNT_FILE: args.profile ? statementFile : undefined },
     join(work, 'gateway.log'),
-    args.profile ? [...cpuProfileFlags(join(profileDir, 'gateway')), `--import=${new URL('./statement-count.preload.js', import.meta.url).href}`] : [],
+    [
+      ...args['node-flags'].split(' ').filter(Boolean),
+      ...(args.profile ? [...cpuProfileFlags(join(profileDir, 'gateway')), `--import=${new URL('./statement-count.preload.js', import.meta.url).href}`] : []),
+    ],
   );
   processes.push(gateway);
 
@@ -241,6 +247,8 @@ try {
   for (const p of processes.reverse()) await p.stop();
   // What went wrong inside the gateway, before its log goes with the scratch directory.
   if (exitCode && existsSync(join(work, 'gateway.log'))) console.error(`gateway log (end):\n${readFileSync(join(work, 'gateway.log'), 'utf8').slice(-4000)}`);
+  // With flags of one's own (--trace-gc, ...) the gateway's output is what one came for.
+  if (args['node-flags'] && existsSync(join(work, 'gateway.log'))) copyFileSync(join(work, 'gateway.log'), 'bench-gateway.log');
   await whisper?.close();
   await scratch?.drop();
   rmSync(work, { recursive: true, force: true });

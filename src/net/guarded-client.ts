@@ -201,24 +201,34 @@ export class GuardedHttpClient {
   private async withDeadline<T>(options: RequestOptions, fn: (signal: AbortSignal) => Promise<T>, bodyOf?: (result: T) => Readable): Promise<T> {
     const timeoutMs = options.timeoutMs ?? this.defaults.timeoutMs;
     // A timer cleared when the call is over: AbortSignal.timeout would stay armed for the whole
-    // timeout after it, holding the call's signals (a page fetch per parse, for 15 s each).
+    // timeout after it, holding the call's signals (a page fetch per parse, for 15 s each). The
+    // caller's abort is forwarded to the same controller rather than joined with AbortSignal.any:
+    // a composite signal registers weak references and finalizers that only a full collection
+    // frees, which at a thousand parses a second kept the old generation growing.
+    const caller = options.signal;
+    caller?.throwIfAborted();
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException(`No complete answer within ${timeoutMs} ms.`, 'TimeoutError')), timeoutMs).unref();
-    const timeout = deadline.signal;
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const signal = deadline.signal;
+    const forward = () => deadline.abort(caller!.reason);
+    caller?.addEventListener('abort', forward, { once: true });
     let body: Readable | null = null;
     try {
       const result = await fn(signal);
       body = bodyOf?.(result) ?? null;
       return result;
     } catch (err) {
-      if (options.signal?.aborted) throw options.signal.reason;
+      if (caller?.aborted) throw caller.reason;
       if (err instanceof AppError || err instanceof FetchError) throw err;
-      if (timeout.aborted) throw new FetchError('timeout', `No complete answer within ${timeoutMs} ms.`, undefined, { cause: err });
+      if (signal.aborted) throw new FetchError('timeout', `No complete answer within ${timeoutMs} ms.`, undefined, { cause: err });
       throw translate(err);
     } finally {
-      if (body && !body.destroyed) body.once('close', () => clearTimeout(timer));
-      else clearTimeout(timer);
+      const done = () => {
+        clearTimeout(timer);
+        caller?.removeEventListener('abort', forward);
+      };
+      if (body && !body.destroyed) body.once('close', done);
+      else done();
     }
   }
 

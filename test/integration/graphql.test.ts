@@ -95,6 +95,8 @@ describe('GraphQL account area', () => {
     const query = await get('{ me { id } }');
     expect(query.statusCode).toBe(200);
     expect(query.json().data.me.id).toBe(accountId);
+    // A caller's own data: no cache along the way may keep it.
+    expect(query.headers['cache-control']).toBe('no-store');
     const mutation = await get('mutation { createApiKey(name: "via-get") { key } }');
     expect(mutation.statusCode).toBe(405);
     expect((await h.services.apiKeys.list(accountId)).map((k) => k.name)).toEqual(['test']);

@@ -134,7 +134,7 @@ class Groups {
  * render (a gallery post has several), so that each can be an item of its own.
  */
 export function extractPage(html: string, pageUrl: string): ExtractedPage {
-  const $ = cheerio.load(html);
+  const $ = cheerio.load(html, { xml: { xmlMode: false, decodeEntities: true } });
   const abs = resolver(baseOf($, pageUrl));
   const formats = new Map<string, MediaFormat>();
   const formatGroup = new Map<string, string>();
