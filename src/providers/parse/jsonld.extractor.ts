@@ -1,4 +1,4 @@
-import type { CheerioAPI } from 'cheerio';
+import { attr, text, type HtmlPage } from './html-page.js';
 import { mimeOf } from './media-types.js';
 
 /** What a JSON-LD VideoObject or AudioObject says, with URLs still as written. */
@@ -137,18 +137,18 @@ function parseBlock(text: string): unknown {
 }
 
 /** Every VideoObject, AudioObject and ImageObject in the page's JSON-LD, wherever nested. Broken blocks are skipped. */
-export function extractJsonLd($: CheerioAPI): JsonLdResult {
+export function extractJsonLd(page: HtmlPage): JsonLdResult {
   const result: JsonLdResult = { media: [], images: [], galleryImages: [] };
   const datas: unknown[] = [];
   // Matched by MIME type, not selector, so "application/ld+json; charset=utf-8" and odd casing count too.
-  const blocks = $('script[type]').filter((_i, el) => mimeOf($(el).attr('type')) === 'application/ld+json');
-  blocks.each((_i, el) => {
+  for (const el of page.elements('script')) {
+    if (mimeOf(attr(el, 'type')) !== 'application/ld+json') continue;
     try {
-      datas.push(parseBlock($(el).text()));
+      datas.push(parseBlock(text(el)));
     } catch {
       // A malformed block is common; the rest of the page still counts.
     }
-  });
+  }
   const nodes = indexById(datas);
   const seenMedia = new Set<Json>();
   const seenPictures = new Set<string>();

@@ -1,4 +1,4 @@
-import type { CheerioAPI } from 'cheerio';
+import { attr, type HtmlPage } from './html-page.js';
 
 /** One Open Graph object (og:video, og:audio, og:image) with its structured properties, URLs as written. */
 export interface OgObject {
@@ -27,15 +27,14 @@ export function positiveInt(v: string | null | undefined): number | null {
 }
 
 /** Reads every <meta> tag once, keyed by `property` or `name` (sites use either for OG and Twitter). */
-export function readMetaTags($: CheerioAPI): MetaTags {
+export function readMetaTags(page: HtmlPage): MetaTags {
   const entries: Array<[string, string]> = [];
-  $('meta').each((_i, el) => {
-    const node = $(el);
-    const key = (node.attr('property') ?? node.attr('name') ?? '').trim().toLowerCase();
+  for (const el of page.elements('meta')) {
+    const key = (attr(el, 'property') ?? attr(el, 'name') ?? '').trim().toLowerCase();
     // Early Twitter cards documented `value`; some templates still write it.
-    const content = node.attr('content') ?? node.attr('value');
+    const content = attr(el, 'content') ?? attr(el, 'value');
     if (key && content !== undefined) entries.push([key, content.trim()]);
-  });
+  }
 
   const tags: MetaTags = {
     first(...keys) {

@@ -1,4 +1,4 @@
-import * as cheerio from 'cheerio';
+import { attr, closest, descendants, HtmlPage, text } from './html-page.js';
 import { extractJsonLd, type JsonLdMedia } from './jsonld.extractor.js';
 import { extensionOf, heightHint, isGenericType, isPlayerType, mediaTypeOfExtension, mediaTypeOfMime, type MediaType } from './media-types.js';
 import { positiveInt, readMetaTags, type MetaTags } from './meta-tags.extractor.js';
@@ -63,8 +63,8 @@ function resolver(base: string): (raw: string | null | undefined) => string | nu
 }
 
 /** Where relative URLs point: <base href> resolved against the page, else the page itself. */
-function baseOf($: cheerio.CheerioAPI, pageUrl: string): string {
-  const href = $('base[href]').first().attr('href');
+function baseOf(page: HtmlPage, pageUrl: string): string {
+  const href = page.elements('base').map((el) => attr(el, 'href')).find((h) => h !== undefined);
   if (href) {
     try {
       return new URL(href.trim(), pageUrl).href;
@@ -134,8 +134,8 @@ class Groups {
  * render (a gallery post has several), so that each can be an item of its own.
  */
 export function extractPage(html: string, pageUrl: string): ExtractedPage {
-  const $ = cheerio.load(html, { xml: { xmlMode: false, decodeEntities: true } });
-  const abs = resolver(baseOf($, pageUrl));
+  const page = new HtmlPage(html);
+  const abs = resolver(baseOf(page, pageUrl));
   const formats = new Map<string, MediaFormat>();
   const formatGroup = new Map<string, string>();
   const groups = new Groups();
@@ -188,7 +188,7 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
     return existing;
   };
 
-  const meta = readMetaTags($);
+  const meta = readMetaTags(page);
   // og:video:secure_url is the same file over https; it wins over the plain URL. Open Graph arrays
   // list renditions of one media or several media: the stem of the path tells them apart.
   for (const v of meta.video) {
@@ -211,7 +211,7 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
   });
   addImage(meta.first('twitter:image', 'twitter:image:src'));
 
-  const ld = extractJsonLd($);
+  const ld = extractJsonLd(page);
   ld.media.forEach((item, n) => {
     const format = item.encodingFormat;
     const group = `ld:${n}`;
@@ -234,28 +234,29 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
   });
   for (const i of ld.images) addImage(i.url, i.width, i.height);
 
-  $('video, audio, video-js').each((n, el) => {
-    const node = $(el);
-    const tag = el.tagName.toLowerCase() === 'audio' ? 'audio' : 'video';
+  page.elements('video', 'audio', 'video-js').forEach((el, n) => {
+    const tag = el.name === 'audio' ? 'audio' : 'video';
     const group = `el:${n}`;
     // width and height on the element are its size on the page, not the media's.
-    addFormat({ url: node.attr('src'), kind: tag, type: node.attr('type'), group });
-    node.find('source').each((_j, source) => {
-      const s = $(source);
+    addFormat({ url: attr(el, 'src'), kind: tag, type: attr(el, 'type'), group });
+    for (const source of descendants(el, 'source')) {
+      const a = (name: string) => attr(source, name);
       addFormat({
-        url: s.attr('src'),
+        url: a('src'),
         kind: tag,
-        type: s.attr('type'),
-        width: positiveInt(s.attr('data-width')),
-        height: positiveInt(s.attr('data-height')),
-        label: s.attr('size') ?? s.attr('res') ?? s.attr('label') ?? s.attr('data-res') ?? s.attr('data-quality') ?? s.attr('data-title'),
+        type: a('type'),
+        width: positiveInt(a('data-width')),
+        height: positiveInt(a('data-height')),
+        label: a('size') ?? a('res') ?? a('label') ?? a('data-res') ?? a('data-quality') ?? a('data-title'),
         group,
       });
-    });
-    const title = node.attr('title') ?? node.attr('aria-label') ?? node.closest('figure').find('figcaption').first().text();
+    }
+    const figure = closest(el, 'figure');
+    const caption = figure ? descendants(figure, 'figcaption')[0] : undefined;
+    const title = attr(el, 'title') ?? attr(el, 'aria-label') ?? (caption ? text(caption) : undefined);
     if (title?.trim()) groups.titles.set(group, title.trim().replace(/\s+/g, ' '));
     if (tag === 'video') {
-      const poster = addImage(node.attr('poster'));
+      const poster = addImage(attr(el, 'poster'));
       if (poster) groups.covers.set(group, poster);
     }
   });
@@ -286,13 +287,19 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
     items,
     pictures,
     images: [...images.values()],
-    metadata: metadataOf($, meta, ld.media[0], pageUrl),
+    metadata: metadataOf(page, meta, ld.media[0], pageUrl),
   };
+}
+
+/** The document's <title>, whitespace collapsed as a browser shows it. */
+function titleOf(page: HtmlPage): string {
+  const title = page.first('title');
+  return title ? text(title).trim().replace(/\s+/g, ' ') : '';
 }
 
 /** Title, author, duration, date, description and site, social tags first, then JSON-LD, then plain HTML. */
 function metadataOf(
-  $: cheerio.CheerioAPI,
+  page: HtmlPage,
   meta: MetaTags,
   primary: JsonLdMedia | undefined,
   pageUrl: string,
@@ -306,7 +313,7 @@ function metadataOf(
   // article:author is usually a profile URL, which is not a name.
   const articleAuthor = meta.first('article:author');
   return {
-    title: meta.first('og:title', 'twitter:title') ?? primary?.name ?? ($('title').first().text().trim() || null),
+    title: meta.first('og:title', 'twitter:title') ?? primary?.name ?? (titleOf(page) || null),
     author:
       primary?.author ??
       meta.first('author', 'twitter:creator') ??

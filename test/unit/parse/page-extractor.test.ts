@@ -222,3 +222,26 @@ describe('decodeHtml', () => {
     expect(decodeHtml(Buffer.from('<p>x</p>'), 'text/html; charset=no-such-charset')).toBe('<p>x</p>');
   });
 });
+
+describe('extractPage on markup as browsers tolerate it', () => {
+  it('reads upper-case tags and attributes, entities, the first of a repeated attribute, unclosed tags and a figure caption', () => {
+    const html = `<!DOCTYPE html><HTML><HEAD><TITLE>  Tide &amp;
+      Time </TITLE><BASE HREF="https://cdn.example/v/"><META PROPERTY="og:site_name" CONTENT="Harbour &quot;TV&quot;"></HEAD>
+      <BODY><p>intro<figure><VIDEO POSTER="p.jpg" poster="ignored.jpg"><SOURCE SRC="tide-720.mp4?a=1&amp;b=2" TYPE="video/mp4" DATA-HEIGHT="720">
+      <source src="tide-360.mp4" type="video/mp4" size="360"></VIDEO><figcaption> The   tide <b>turns</b> </figcaption></figure>
+      <script type="text/javascript">var s = "<video src='not-media.mp4'>";</script>
+      <div><audio src="/pod.mp3"></div>`;
+    const page = extractPage(html, 'https://harbour.example/watch/1');
+    expect(page.formats).toEqual([
+      video('https://cdn.example/v/tide-720.mp4?a=1&b=2', 'mp4', null, 720),
+      video('https://cdn.example/v/tide-360.mp4', 'mp4', null, 360),
+      audio('https://cdn.example/pod.mp3', 'mp3'),
+    ]);
+    expect(page.items.map((i) => [i.title, i.cover?.url ?? null])).toEqual([
+      ['The tide turns', 'https://cdn.example/v/p.jpg'],
+      [null, null],
+    ]);
+    expect(page.metadata.title).toBe('Tide & Time');
+    expect(page.metadata.site).toBe('Harbour "TV"');
+  });
+});
