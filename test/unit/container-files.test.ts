@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { serveNodeFlags } from '../../src/cli/node-flags.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 
 // No Docker engine runs here, so the container files are checked by reading them: each rule below
@@ -92,7 +93,8 @@ function dockerfileProblems(dockerfile: string, dockerignore: string): string[] 
   const start = Math.min(...['CMD', 'ENTRYPOINT'].map(index).filter((i) => i >= 0));
   if (users.length && runtime.steps.indexOf(users.at(-1)!) > start) problems.push('USER comes after CMD/ENTRYPOINT');
   const entrypoint = steps('ENTRYPOINT').at(-1)?.args;
-  if (!entrypoint || JSON.stringify(JSON.parse(entrypoint)) !== JSON.stringify(['node', 'dist/cli/main.js'])) problems.push('ENTRYPOINT is not ["node", "dist/cli/main.js"]');
+  const expected = ['node', ...serveNodeFlags(read('package.json')), 'dist/cli/main.js'];
+  if (!entrypoint || JSON.stringify(JSON.parse(entrypoint)) !== JSON.stringify(expected)) problems.push(`ENTRYPOINT is not ${JSON.stringify(expected)} (npm start's flags)`);
   const cmd = steps('CMD').at(-1)?.args;
   if (!cmd || JSON.stringify(JSON.parse(cmd)) !== JSON.stringify(['serve'])) problems.push('CMD is not ["serve"]');
   if (!steps('HEALTHCHECK').some((s) => /\/readyz\b/.test(s.args))) problems.push('no HEALTHCHECK on /readyz');
@@ -272,6 +274,7 @@ describe('container files', () => {
     ['no user', (d: string) => swap(d, /^USER node$/m, ''), 'runs as root'],
     ['USER after start', (d: string) => swap(d, /^USER node$/m, '') + '\nUSER node\n', 'USER comes after'],
     ['runs the sources', (d: string) => swap(d, '"dist/cli/main.js"', '"bin/mediagate.js"'), 'ENTRYPOINT'],
+    ['default heap', (d: string) => swap(d, '"--heap-growing-percent=30", ', ''), 'ENTRYPOINT'],
     ['no serve', (d: string) => swap(d, 'CMD ["serve"]', 'CMD ["worker"]'), 'CMD'],
     ['health on /healthz', (d: string) => swap(d, '/readyz', '/healthz'), '/readyz'],
     ['no stop signal', (d: string) => swap(d, /^STOPSIGNAL SIGTERM$/m, 'STOPSIGNAL SIGKILL'), 'STOPSIGNAL'],
