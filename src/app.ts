@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
+import { jitGateway } from './graphql/jit-executor.js';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
@@ -9,7 +10,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { AppError } from './errors.js';
 import { createGqlContext, type GqlContext } from './graphql/context.js';
 import { formatGraphqlError } from './graphql/errors.js';
-import { refuseSubscriptionsOverHttp } from './graphql/http-subscriptions.js';
+import { httpRules } from './graphql/http-rules.js';
 import { landingPage } from './graphql/landing-page.js';
 import { operationLimits } from './graphql/limits.js';
 import { buildGraphqlSchema } from './graphql/schema.js';
@@ -121,9 +122,12 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   const schema = await buildGraphqlSchema();
   const operations = operationLimits(config.graphql);
   registerSubscriptions(app, schema, services, operations);
+  const formatError = formatGraphqlError(log);
   const apollo = new ApolloServer<GqlContext>({
-    schema,
-    formatError: formatGraphqlError(log),
+    gateway: jitGateway(schema),
+    // Suggestions ("Did you mean …") are hidden here rather than by armor's Apollo plugin: one hook
+    // fewer on every request, and the same function the WebSocket door applies.
+    formatError: (formatted, error) => operations.hideSuggestions(formatError(formatted, error)),
     includeStacktraceInErrorResponses: false,
     introspection: config.graphql.introspection,
     allowBatchedHttpRequests: false,
@@ -136,13 +140,11 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     parseOptions: operations.parseOptions,
     plugins: [
       fastifyApolloDrainPlugin(app),
-      refuseSubscriptionsOverHttp,
-      ...operations.apolloPlugins,
+      httpRules,
       landingPage(schema, config),
       // Installed by default, it hooks every resolved field to compute cache hints, only to conclude
-      // `no-store`: answers here are per caller and never cacheable, so that is said outright.
+      // `no-store`, which httpRules says outright: answers here are per caller and never cacheable.
       ApolloServerPluginCacheControlDisabled(),
-      { requestDidStart: async () => ({ willSendResponse: async ({ response }) => void response.http.headers.set('cache-control', 'no-store') }) },
     ],
     logger: log,
   });

@@ -9,7 +9,10 @@ export interface GqlContext extends RequestContext {
   loaders: Loaders;
 }
 
-/** A fresh context, with fresh loaders, for each HTTP request or subscription operation. */
+/**
+ * A fresh context, with fresh loaders, for each HTTP request or subscription operation. Each loader
+ * is made on first use: most operations (a parse, `me`) reach no field resolver that needs one.
+ */
 export function createGqlContext(request: RequestContext, services: Services, loaderOptions?: LoaderOptions): GqlContext {
   return { ...request, services, loaders: createLoaders(services, request.principal, loaderOptions) };
 }

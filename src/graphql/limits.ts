@@ -1,4 +1,3 @@
-import type { ApolloServerPlugin } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { GraphQLError, type GraphQLFormattedError, type ParseOptions, type ValidationRule } from 'graphql';
 import type { Config } from '../config.js';
@@ -9,16 +8,14 @@ export interface OperationLimits {
   parseOptions: ParseOptions;
   /** Depth, aliases, directives and cost (graphql-armor), run beside the specification's rules. */
   validationRules: ValidationRule[];
-  /** Apollo's side of graphql-armor: hides "Did you mean …" field suggestions. */
-  apolloPlugins: ApolloServerPlugin[];
-  /** The same hiding for errors that do not pass through Apollo (the WebSocket door). */
+  /** Hides "Did you mean …" field suggestions (armor's mask), in either door's error formatting. */
   hideSuggestions(error: GraphQLFormattedError): GraphQLFormattedError;
 }
 
 type ArmorConfig = NonNullable<ConstructorParameters<typeof ApolloArmor>[0]>;
 type RejectCallback = NonNullable<NonNullable<ArmorConfig['maxDepth']>['onReject']>[number];
 
-/** What armor puts in place of a suggestion (its default mask). */
+/** What armor would put in place of a suggestion (its default mask). */
 const SUGGESTION_MASK = '[Suggestion hidden]';
 
 // Reported as validation errors, so both doors answer INVALID_INPUT: thrown, Apollo would answer 500.
@@ -39,13 +36,12 @@ export function operationLimits(limits: Config['graphql']): OperationLimits {
     maxAliases: { n: limits.maxAliases, ...reject },
     maxDirectives: { n: limits.maxDirectives, ...reject },
     costLimit: { maxCost: limits.maxCost, flattenFragments: true, ...reject },
-    blockFieldSuggestion: { mask: SUGGESTION_MASK },
+    // Suggestions are hidden by hideSuggestions, in each door's error formatting.
+    blockFieldSuggestion: { enabled: false },
   }).protect();
   return {
     parseOptions: { maxTokens: limits.maxTokens },
     validationRules: armor.validationRules,
-    // Armor's declarations name Apollo's CommonJS types; the plugins are the same objects.
-    apolloPlugins: armor.plugins as unknown as ApolloServerPlugin[],
     // The expression armor's Apollo plugin applies to each error message.
     hideSuggestions: (error) => ({ ...error, message: error.message.replace(/Did you mean ".+"/g, SUGGESTION_MASK) }),
   };

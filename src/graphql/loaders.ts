@@ -43,15 +43,32 @@ export function createLoaders(services: Services, principal: () => Promise<Princ
   };
   const options = { cache };
   const windows = new Map<string, DataLoader<string, OperationUsage[]>>();
+  // Apollo copies the context's own properties for every operation, so the loaders are properties
+  // of this object, each made when first read.
+  let account: Loaders['account'] | undefined;
+  let job: Loaders['job'] | undefined;
+  let apiKeys: Loaders['apiKeys'] | undefined;
+  let webhookAttempts: Loaders['webhookAttempts'] | undefined;
 
   return {
-    account: new DataLoader(async (ids) => byKey(ids, await services.accounts.viewMany(ids, await onlyAccount()), (a) => a.id), options),
-    job: new DataLoader(async (ids) => byKey(ids, await services.jobs.getMany(ids, await onlyAccount()), (j) => j.id), options),
-    apiKeys: new DataLoader(async (ids) => groupByKey(ids, await services.apiKeys.listForAccounts(ids, await onlyAccount()), (k) => k.accountId), options),
-    webhookAttempts: new DataLoader(async (ids) => {
-      const byJob = await services.webhooks.attemptsForJobs(ids, await onlyAccount());
-      return ids.map((id) => byJob.get(id) ?? []);
-    }, options),
+    get account() {
+      return (account ??= new DataLoader(async (ids) => byKey(ids, await services.accounts.viewMany(ids, await onlyAccount()), (a) => a.id), options));
+    },
+    get job() {
+      return (job ??= new DataLoader(async (ids) => byKey(ids, await services.jobs.getMany(ids, await onlyAccount()), (j) => j.id), options));
+    },
+    get apiKeys() {
+      return (apiKeys ??= new DataLoader(
+        async (ids) => groupByKey(ids, await services.apiKeys.listForAccounts(ids, await onlyAccount()), (k) => k.accountId),
+        options,
+      ));
+    },
+    get webhookAttempts() {
+      return (webhookAttempts ??= new DataLoader(async (ids) => {
+        const byJob = await services.webhooks.attemptsForJobs(ids, await onlyAccount());
+        return ids.map((id) => byJob.get(id) ?? []);
+      }, options));
+    },
     usage(from, to) {
       const window = `${from.toISOString()}/${to.toISOString()}`;
       let loader = windows.get(window);
