@@ -124,7 +124,9 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   registerSubscriptions(app, schema, services, operations);
   const formatError = formatGraphqlError(log);
   const apollo = new ApolloServer<GqlContext>({
-    gateway: jitGateway(schema),
+    // Compiled documents run outside graphql-js, where OpenTelemetry's GraphQL instrumentation
+    // would not see them: with tracing on, every operation keeps its graphql-js execute span.
+    ...(config.telemetry ? { schema } : { gateway: jitGateway(schema) }),
     // Suggestions ("Did you mean …") are hidden here rather than by armor's Apollo plugin: one hook
     // fewer on every request, and the same function the WebSocket door applies.
     formatError: (formatted, error) => operations.hideSuggestions(formatError(formatted, error)),

@@ -81,6 +81,7 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
   let apiKey: string;
   let rest: { status: number; requestId: string };
   let graphql: { status: number; requestId: string; body: { data?: { parse?: { provider: string } } } };
+  let repeatedRequestId: string;
   let exportedBeforeStop: number;
   let exit: { code: number | null; signal: NodeJS.Signals | null };
   let output = '';
@@ -125,6 +126,12 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
       const query = `mutation { parse(input: { url: "${site.origin}/watch?sig=${INLINE_TOKEN}" }) { id provider credits { charged } } }`;
       const g = await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query }) });
       graphql = { status: g.status, requestId: g.headers.get('x-request-id')!, body: (await g.json()) as typeof graphql.body };
+      // The same document again: without tracing it would now run compiled, outside graphql-js.
+      for (let i = 0; i < 2; i++) {
+        const again = await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query }) });
+        await again.text();
+        repeatedRequestId = again.headers.get('x-request-id')!;
+      }
       await fetch(`${server.url}/healthz`).then((h) => h.text());
     } finally {
       exportedBeforeStop = collector.bodies.length;
@@ -187,6 +194,12 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
     expect(spans.some((s) => s.scope === '@opentelemetry/instrumentation-undici' && String(s.attributes['url.full']).startsWith(`${site.origin}/watch?sig=`))).toBe(true);
     // Probes are not traced.
     expect(collector.spans().some((s) => s.attributes['url.path'] === '/healthz')).toBe(false);
+  });
+
+  it('keeps the operation span when a document is sent again (with tracing on, documents are not compiled)', () => {
+    const { spans } = traceOf(repeatedRequestId);
+    const operations = spans.filter((s) => s.scope === '@opentelemetry/instrumentation-graphql');
+    expect(operations).toContainEqual(expect.objectContaining({ attributes: expect.objectContaining({ 'graphql.operation.type': 'mutation' }) }));
   });
 
   it('carries no secret in any attribute: no key, no pepper, no provider key, no password, no query value', () => {
