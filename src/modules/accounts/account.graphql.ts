@@ -2,7 +2,7 @@ import { Field, ID, ObjectType } from 'type-graphql';
 import { Connection } from '../../graphql/connection.js';
 import { Credits, DateTime } from '../../graphql/scalars.js';
 
-@ObjectType('Membership', { description: 'The account’s paid membership, which the work operations (parse, transcribe) need with an API key' })
+@ObjectType('Membership', { simpleResolvers: true, description: 'The account’s paid membership, which the work operations (parse, transcribe) need with an API key' })
 export class MembershipType {
   @Field({ description: 'The plan’s name, e.g. monthly' }) plan!: string;
   @Field({ description: 'active or canceled (canceled ends it at once, whatever periodEnd says)' }) status!: string;
@@ -10,13 +10,13 @@ export class MembershipType {
   @Field({ description: 'True while status is active and periodEnd lies ahead' }) active!: boolean;
 }
 
-@ObjectType('CreditBalance', { description: 'An account’s credits, in whole credits; total = available + held' })
+@ObjectType('CreditBalance', { simpleResolvers: true, description: 'An account’s credits, in whole credits; total = available + held' })
 export class CreditBalanceType {
   @Field(() => Credits, { description: 'Credits that can be spent now (a new task holds its price from these)' }) available!: number;
   @Field(() => Credits, { description: 'Credits on hold for queued or running tasks: captured on success, returned to available on failure' }) held!: number;
 }
 
-@ObjectType('Account', { description: 'A customer account: its membership, credits, keys and usage' })
+@ObjectType('Account', { simpleResolvers: true, description: 'A customer account: its membership, credits, keys and usage' })
 export class AccountType {
   @Field(() => ID, { description: 'The account id (a UUID)' }) id!: string;
   @Field({ description: 'The account’s display name' }) name!: string;

@@ -1,7 +1,7 @@
 import { Field, ID, ObjectType } from 'type-graphql';
 import { DateTime } from '../../graphql/scalars.js';
 
-@ObjectType('ApiKey', { description: 'An API key. The secret is never shown again after creation.' })
+@ObjectType('ApiKey', { simpleResolvers: true, description: 'An API key. The secret is never shown again after creation.' })
 export class ApiKeyType {
   @Field(() => ID, { description: 'The key’s id (what revokeApiKey takes; not the secret)' }) id!: string;
   @Field({ description: 'The label given at creation' }) name!: string;
@@ -13,7 +13,7 @@ export class ApiKeyType {
   @Field(() => DateTime, { nullable: true, description: 'When the key was revoked; null while it works' }) revokedAt!: Date | null;
 }
 
-@ObjectType({ description: 'A new key: the secret, once, and the key’s record' })
+@ObjectType({ simpleResolvers: true, description: 'A new key: the secret, once, and the key’s record' })
 export class CreatedApiKey {
   @Field({ description: 'The full secret key (mg_live_…): shown this once only; send it as Authorization: Bearer <key>' }) key!: string;
   @Field(() => ApiKeyType, { description: 'The key as apiKeys lists it from now on' }) apiKey!: ApiKeyType;

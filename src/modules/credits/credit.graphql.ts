@@ -13,7 +13,7 @@ export const CreditEntryKindEnum = stringEnum(CREDIT_ENTRY_KINDS, 'CreditEntryKi
   EXPIRE: 'Credits removed from available because they expired',
 });
 
-@ObjectType('CreditEntry', { description: 'One line of the append-only credit ledger; the entries of an account sum to its balance' })
+@ObjectType('CreditEntry', { simpleResolvers: true, description: 'One line of the append-only credit ledger; the entries of an account sum to its balance' })
 export class CreditEntryType {
   @Field(() => ID, { description: 'The entry id; later entries have larger ids' }) id!: string;
   @Field(() => CreditEntryKindEnum, { description: 'What the entry did' }) kind!: CreditEntryKind;

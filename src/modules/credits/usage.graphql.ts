@@ -13,7 +13,7 @@ export const UsageDimensionEnum = stringEnum(USAGE_DIMENSIONS, 'UsageDimension',
   ACCOUNT: 'One bucket per account: key is the account id (analysts see every account, others their own)',
 });
 
-@ObjectType('UsageBucket', { description: 'Credits consumed (captured) in one period by one operation or account' })
+@ObjectType('UsageBucket', { simpleResolvers: true, description: 'Credits consumed (captured) in one period by one operation or account' })
 export class UsageBucketType {
   @Field(() => DateTime, { description: 'Start of the period' }) period!: Date;
   @Field({ description: 'The operation (PARSE, TRANSCRIBE) or the account id' }) key!: string;
@@ -21,7 +21,7 @@ export class UsageBucketType {
   @Field(() => Int, { description: 'Successful tasks' }) tasks!: number;
 }
 
-@ObjectType('OperationUsage', { description: 'Credits one account consumed (captured) by one operation in a window' })
+@ObjectType('OperationUsage', { simpleResolvers: true, description: 'Credits one account consumed (captured) by one operation in a window' })
 export class OperationUsageType {
   @Field({ description: 'PARSE or TRANSCRIBE' }) operation!: string;
   @Field(() => Credits, { description: 'Credits captured (successful tasks only)' }) credits!: number;

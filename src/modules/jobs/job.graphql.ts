@@ -13,13 +13,13 @@ export const JobStatusEnum = stringEnum(JOB_STATUSES, 'JobStatus', 'Where a job 
   CANCELED: 'Canceled by cancelJob before it finished; the hold was released, nothing charged',
 });
 
-@ObjectType('JobError', { description: 'Why a job failed or was canceled' })
+@ObjectType('JobError', { simpleResolvers: true, description: 'Why a job failed or was canceled' })
 export class JobErrorType implements JobErrorView {
   @Field({ description: 'A code from the error table, as REST and GraphQL errors carry it (e.g. PROVIDER_TIMEOUT, NO_MEDIA_FOUND)' }) code!: string;
   @Field({ description: 'What happened, for people' }) message!: string;
 }
 
-@ObjectType('Job', { description: 'One parse or transcription task' })
+@ObjectType('Job', { simpleResolvers: true, description: 'One parse or transcription task' })
 export class JobType implements JobView {
   @Field(() => ID, { description: 'The job id (a UUID); also the id of the operation’s answer' }) id!: string;
   @Field({ description: 'PARSE or TRANSCRIBE' }) operation!: string;

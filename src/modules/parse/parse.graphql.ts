@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Credits, JSONObject } from '../../graphql/scalars.js';
 
-@ObjectType('MediaFormat', { description: 'A direct media URL and what is known of it; null means unknown, never a guess.' })
+@ObjectType('MediaFormat', { simpleResolvers: true, description: 'A direct media URL and what is known of it; null means unknown, never a guess.' })
 export class MediaFormatType {
   @Field({ description: 'The direct media URL: a file, or an HLS (m3u8) or DASH (mpd) manifest' }) url!: string;
   @Field({ description: 'video, audio or image' }) kind!: string;
@@ -21,21 +21,21 @@ export class MediaFormatType {
   audio?: MediaFormatType | null;
 }
 
-@ObjectType('CoverImage', { description: 'The picture a page shows for its media' })
+@ObjectType('CoverImage', { simpleResolvers: true, description: 'The picture a page shows for its media' })
 export class CoverImageType {
   @Field({ description: 'The picture’s URL' }) url!: string;
   @Field(() => Int, { nullable: true, description: 'Width in pixels; null when unknown' }) width!: number | null;
   @Field(() => Int, { nullable: true, description: 'Height in pixels; null when unknown' }) height!: number | null;
 }
 
-@ObjectType('ParseItem', { description: 'One item of a multi-item post (gallery or playlist): its chosen format with its own title, picture and other formats.' })
+@ObjectType('ParseItem', { simpleResolvers: true, description: 'One item of a multi-item post (gallery or playlist): its chosen format with its own title, picture and other formats.' })
 export class ParseItemType extends MediaFormatType {
   @Field(() => String, { nullable: true, description: 'The item’s own title; null when it has none' }) title!: string | null;
   @Field(() => CoverImageType, { nullable: true, description: 'The item’s own picture; null when it has none' }) cover!: CoverImageType | null;
   @Field(() => [MediaFormatType], { description: 'The item’s other formats' }) alternatives!: MediaFormatType[];
 }
 
-@ObjectType('MediaMetadata', { description: 'What the page says about its media; each field null when the page does not say' })
+@ObjectType('MediaMetadata', { simpleResolvers: true, description: 'What the page says about its media; each field null when the page does not say' })
 export class MediaMetadataType {
   @Field(() => String, { nullable: true, description: 'The title' }) title!: string | null;
   @Field(() => String, { nullable: true, description: 'The author or channel' }) author!: string | null;
@@ -45,14 +45,14 @@ export class MediaMetadataType {
   @Field(() => String, { nullable: true, description: 'The site’s name (e.g. from og:site_name)' }) site!: string | null;
 }
 
-@ObjectType('CreditCharge', { description: 'What a task charged and the available balance after it, in whole credits.' })
+@ObjectType('CreditCharge', { simpleResolvers: true, description: 'What a task charged and the available balance after it, in whole credits.' })
 export class CreditChargeType {
   @Field(() => Credits, { description: 'Credits this task cost (captured from its hold); a replay with the same idempotency key shows the first charge and charges nothing more' })
   charged!: number;
   @Field(() => Credits, { description: 'Available credits right after the charge' }) balance!: number;
 }
 
-@ObjectType('ParseResult', { description: 'A resolved page: the chosen media, the other formats, the page’s metadata and what it cost' })
+@ObjectType('ParseResult', { simpleResolvers: true, description: 'A resolved page: the chosen media, the other formats, the page’s metadata and what it cost' })
 export class ParseResultType {
   @Field(() => ID, { description: 'The job id (job(id) shows it again)' }) id!: string;
   @Field({ description: 'Always SUCCEEDED (a failure is an error instead)' }) status!: string;

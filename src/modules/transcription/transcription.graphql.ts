@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { CreditChargeType } from '../parse/parse.graphql.js';
 
-@ObjectType('TranscriptWord', { description: 'One word with its own timing' })
+@ObjectType('TranscriptWord', { simpleResolvers: true, description: 'One word with its own timing' })
 export class TranscriptWordType {
   @Field(() => Float, { description: 'Seconds from the start of the media' }) start!: number;
   @Field(() => Float, { description: 'Seconds from the start of the media' }) end!: number;
@@ -9,7 +9,7 @@ export class TranscriptWordType {
   @Field(() => String, { nullable: true, description: 'Speaker label; null unless the provider tells speakers apart' }) speaker?: string | null;
 }
 
-@ObjectType('TranscriptSegment', { description: 'A stretch of speech with its timing' })
+@ObjectType('TranscriptSegment', { simpleResolvers: true, description: 'A stretch of speech with its timing' })
 export class TranscriptSegmentType {
   @Field(() => Int, { description: '1-based position in the transcript' }) index!: number;
   @Field(() => Float, { description: 'Seconds from the start of the media' }) start!: number;
@@ -19,7 +19,7 @@ export class TranscriptSegmentType {
   @Field(() => [TranscriptWordType], { nullable: true, description: 'Word timings, when the provider gives them; null otherwise' }) words?: TranscriptWordType[] | null;
 }
 
-@ObjectType('Transcription', { description: 'A finished transcript with its timed segments and what it cost' })
+@ObjectType('Transcription', { simpleResolvers: true, description: 'A finished transcript with its timed segments and what it cost' })
 export class TranscriptionType {
   @Field(() => ID, { description: 'The job id (job(id) shows it again; GET /api/transcriptions/{id}.srt and .vtt serve its subtitles)' }) id!: string;
   @Field({ description: 'Always SUCCEEDED (a failure is an error instead)' }) status!: string;

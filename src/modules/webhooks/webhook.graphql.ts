@@ -1,13 +1,13 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import { DateTime } from '../../graphql/scalars.js';
 
-@ObjectType('WebhookSecret', { description: 'The secret webhook deliveries are signed with (Standard Webhooks, whsec_…)' })
+@ObjectType('WebhookSecret', { simpleResolvers: true, description: 'The secret webhook deliveries are signed with (Standard Webhooks, whsec_…)' })
 export class WebhookSecretType {
   @Field({ description: 'whsec_ followed by the base64 key; give it to your Standard Webhooks library to verify webhook-signature' }) secret!: string;
   @Field(() => DateTime, { description: 'When this secret was made (first read or last rotation)' }) createdAt!: Date;
 }
 
-@ObjectType('WebhookAttempt', { description: 'One attempt to deliver a job event to its webhook URL' })
+@ObjectType('WebhookAttempt', { simpleResolvers: true, description: 'One attempt to deliver a job event to its webhook URL' })
 export class WebhookAttemptType {
   @Field(() => Int, { description: '1 for the first delivery of the event, then 2, 3, … for its retries' }) attempt!: number;
   @Field({ description: 'The webhook-id header: the same on every retry of one event' }) eventId!: string;
@@ -19,7 +19,7 @@ export class WebhookAttemptType {
   @Field(() => DateTime, { description: 'When the attempt was made' }) createdAt!: Date;
 }
 
-@ObjectType('JobWebhook', { description: 'Where a job’s end is announced, and each delivery attempt so far' })
+@ObjectType('JobWebhook', { simpleResolvers: true, description: 'Where a job’s end is announced, and each delivery attempt so far' })
 export class JobWebhookType {
   @Field({ description: 'The webhookUrl the job was started with' }) url!: string;
   @Field(() => [WebhookAttemptType], { description: 'The attempts so far, oldest first; empty until the job ends' }) attempts!: WebhookAttemptType[];
