@@ -10,8 +10,15 @@ import { Migration20261122000000_initial } from './migrations/Migration202611220
 import { Migration20261123000000_webhooks } from './migrations/Migration20261123000000_webhooks.js';
 import { Migration20261123010000_sessions } from './migrations/Migration20261123010000_sessions.js';
 import { Migration20261124000000_notify } from './migrations/Migration20261124000000_notify.js';
+import { Migration20261125000000_cursor_precision } from './migrations/Migration20261125000000_cursor_precision.js';
 
-export const MIGRATIONS = [Migration20261122000000_initial, Migration20261123000000_webhooks, Migration20261123010000_sessions, Migration20261124000000_notify];
+export const MIGRATIONS = [
+  Migration20261122000000_initial,
+  Migration20261123000000_webhooks,
+  Migration20261123010000_sessions,
+  Migration20261124000000_notify,
+  Migration20261125000000_cursor_precision,
+];
 
 /** An open database: the ORM plus whatever embedded server backs it. */
 export interface Database {

@@ -36,6 +36,44 @@ describe('GraphQL account area', () => {
     expect(bad.errors?.[0].extensions.code).toBe('INVALID_INPUT');
   });
 
+  it('pages rows made in the same instant (one statement, one now()) one by one without skipping any', async () => {
+    const { key, accountId } = await h.account({ credits: 1 });
+    await h.sql(`update account set roles = '{analyst}' where id = ?`, [accountId]);
+    // Five grants, four failed jobs and three accounts, each set written by one statement: the ledger
+    // writes its batches this way, so their rows share a creation time to the microsecond.
+    await h.sql(
+      `with b as (update credit_balance set available = available + 5 where account_id = ?)
+       insert into credit_entry (account_id, kind, amount, available_delta, held_delta, reason)
+       select ?, 'GRANT', 1, 1, 0, 'grant ' || n from generate_series(1, 5) n`,
+      [accountId, accountId],
+    );
+    await h.sql(
+      `insert into job (id, account_id, operation, status, input, hold_amount, credits_charged, deadline_at, finished_at)
+       select gen_random_uuid(), ?, 'PARSE', 'FAILED', jsonb_build_object('n', n), 0, 0, now(), now() from generate_series(1, 4) n`,
+      [accountId],
+    );
+    const before = (await h.sql<{ n: string }>(`select count(*) as n from account`))[0].n;
+    await h.sql(`insert into account (id, name) select gen_random_uuid(), 'same instant ' || n from generate_series(1, 3) n`);
+    const walk = async (field: string, args: string, total: number) => {
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (let page = 0; page <= total; page++) {
+        const res: any = await h.gql(`query($after: String) { ${field}(first: 1, after: $after${args}) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`, { after }, key);
+        expect(res.errors).toBeUndefined();
+        seen.push(...res.data[field].edges.map((e: any) => String(e.node.id)));
+        if (!res.data[field].pageInfo.hasNextPage) break;
+        after = res.data[field].pageInfo.endCursor;
+      }
+      return seen;
+    };
+    const entries = await walk('creditHistory', ', kinds: [GRANT]', 6);
+    expect(new Set(entries).size).toBe(6);
+    expect(new Set(await walk('jobs', '', 4)).size).toBe(4);
+    const accounts = await walk('accounts', '', Number(before) + 3);
+    expect(new Set(accounts).size).toBe(Number(before) + 3);
+    expect(await h.ledgerSums(accountId)).toEqual(await h.balance(accountId));
+  });
+
   it('reads the credit history by kind, and refuses other accounts’ history and jobs', async () => {
     const me = await h.account({ credits: 4 });
     const other = await h.account({ credits: 4 });
