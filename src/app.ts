@@ -1,21 +1,17 @@
 import 'reflect-metadata';
-import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
-import { jitGateway } from './graphql/jit-executor.js';
-import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { AppError } from './errors.js';
-import { createGqlContext, type GqlContext } from './graphql/context.js';
+import { documentCache } from './graphql/documents.js';
 import { formatGraphqlError } from './graphql/errors.js';
-import { httpRules } from './graphql/http-rules.js';
+import { registerGraphqlHttp } from './graphql/http-door.js';
+import { compilingExecutor, interpretingExecutor } from './graphql/jit-executor.js';
 import { landingPage } from './graphql/landing-page.js';
 import { operationLimits } from './graphql/limits.js';
 import { buildGraphqlSchema } from './graphql/schema.js';
 import { registerSubscriptions } from './graphql/websocket.js';
-import { credentialsOf, requestContext } from './modules/auth.js';
 import { toErrorResponse, writeClientError } from './rest/error-body.js';
 import { registerDraining } from './rest/draining.js';
 import { registerRateLimits } from './rest/rate-limit.js';
@@ -109,51 +105,20 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     }
   });
 
-  // GraphQL-over-HTTP lets a server disregard an Accept header it cannot satisfy rather than answer
-  // 406: the contract has no 406, and the REST door answers JSON to such a header too. A browser's
-  // text/html is kept where there is a landing page to show it.
-  app.addHook('onRequest', async (req) => {
-    const accept = req.headers.accept;
-    if (req.url.split('?')[0] !== '/graphql' || accept === undefined || acceptsJson(accept)) return;
-    if (req.method === 'GET' && config.graphql.introspection && /\btext\/html\b/i.test(accept)) return;
-    delete req.headers.accept;
-  });
-
   const schema = await buildGraphqlSchema();
   const operations = operationLimits(config.graphql);
-  registerSubscriptions(app, schema, services, operations);
+  const documents = documentCache(schema, operations, config.graphql);
   const formatError = formatGraphqlError(log);
-  const apollo = new ApolloServer<GqlContext>({
+  const format = (error: Parameters<typeof formatError>[0]) => operations.hideSuggestions(formatError(error));
+  registerSubscriptions(app, { schema, services, documents, format });
+  registerGraphqlHttp(app, {
+    services,
+    documents,
+    format,
     // Compiled documents run outside graphql-js, where OpenTelemetry's GraphQL instrumentation
     // would not see them: with tracing on, every operation keeps its graphql-js execute span.
-    ...(config.telemetry ? { schema } : { gateway: jitGateway(schema) }),
-    // Suggestions ("Did you mean …") are hidden here rather than by armor's Apollo plugin: one hook
-    // fewer on every request, and the same function the WebSocket door applies.
-    formatError: (formatted, error) => operations.hideSuggestions(formatError(formatted, error)),
-    includeStacktraceInErrorResponses: false,
-    introspection: config.graphql.introspection,
-    allowBatchedHttpRequests: false,
-    // Credentials are Bearer tokens only, which a browser never attaches on its own, so a forged
-    // cross-site request carries no authority; the check would only block plain GET queries.
-    csrfPrevention: false,
-    // Shutdown is ours (mediagate serve): Apollo would otherwise re-raise the signal mid-way.
-    stopOnTerminationSignals: false,
-    validationRules: operations.validationRules,
-    parseOptions: operations.parseOptions,
-    plugins: [
-      fastifyApolloDrainPlugin(app),
-      httpRules,
-      landingPage(schema, config),
-      // Installed by default, it hooks every resolved field to compute cache hints, only to conclude
-      // `no-store`, which httpRules says outright: answers here are per caller and never cacheable.
-      ApolloServerPluginCacheControlDisabled(),
-    ],
-    logger: log,
-  });
-  await apollo.start();
-  await app.register(fastifyApollo(apollo), {
-    path: '/graphql',
-    context: async (req) => createGqlContext(requestContext(services.auth, credentialsOf(req), req.id), services),
+    execute: config.telemetry ? interpretingExecutor(schema) : compilingExecutor(schema),
+    landingPage: landingPage(schema, config),
   });
 
   registerRestRoutes(app, services);
@@ -161,13 +126,4 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   await registerAccountPage(app, config);
   await registerDocsPage(app);
   return app;
-}
-
-/** Whether an Accept header admits a JSON answer (application/json, application/graphql-response+json, or a wildcard) at q > 0. */
-function acceptsJson(accept: string): boolean {
-  return accept.split(',').some((range) => {
-    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith('q='));
-    return ['application/json', 'application/graphql-response+json', 'application/*', '*/*'].includes(type) && (!q || Number(q.slice(2)) > 0);
-  });
 }

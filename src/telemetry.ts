@@ -19,7 +19,7 @@ let sdk: { shutdown(): Promise<void> } | null = null;
  */
 export async function startTelemetry(config: Config): Promise<void> {
   if (!config.telemetry || sdk) return;
-  // No ESM loader hook (import-in-the-middle) is needed: MikroORM imports pg and Apollo imports
+  // No ESM loader hook (import-in-the-middle) is needed: MikroORM imports pg and the GraphQL doors import
   // graphql as ES modules, but both are CommonJS inside, and their instrumentations patch the files
   // those packages require (pg/lib/client.js, pg-pool, graphql/execution/execute.js...). Fastify and
   // undici report through diagnostics_channel; http is a builtin. An instrumentation of a package

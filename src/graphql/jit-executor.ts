@@ -1,71 +1,61 @@
-import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { execute, GraphQLError, type GraphQLSchema } from 'graphql';
+import { execute, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { LRUCache } from 'lru-cache';
 
-/** Documents kept compiled, least recently used first out. */
-const MAX_COMPILED = 500;
 /** Runs of one document with graphql-js before it is worth compiling. */
 const COMPILE_AFTER = 2;
 
-/**
- * Apollo's executor replaced by graphql-jit for the documents clients send again and again: a
- * document is compiled into a function of its own (argument coercion, field resolution and result
- * completion specialised to its selection) once it has run COMPILE_AFTER times through graphql-js,
- * so a caller sending ever-new documents cannot make the server compile each one, and the cache is
- * bounded. Parsing, validation (the operation limits included), errors and HTTP status stay Apollo's.
- *
- * Apollo Server takes a custom executor only from a "gateway"; this is the smallest one: one schema
- * that never changes.
- */
-export function jitGateway(schema: GraphQLSchema): GatewayInterface {
-  // A document's compiled function, or null for one graphql-jit cannot compile (graphql-js runs it).
-  const compiled = new LRUCache<string, { query: CompiledQuery | null }>({ max: MAX_COMPILED });
-  const runs = new LRUCache<string, number>({ max: MAX_COMPILED * 4 });
+/** One operation of a parsed and validated document, as a door hands it over. */
+export interface OperationRun {
+  document: DocumentNode;
+  operationName?: string | null;
+  variables?: Record<string, unknown> | null;
+  context: unknown;
+}
 
-  const executor: GatewayExecutor = async ({ document, operation, queryHash, context, request }) => {
-    // The operation name as the caller sent it (Apollo's own is null when it named none that exists).
-    const { operationName } = request;
-    const interpret = () => execute({ schema, document, contextValue: context, variableValues: request.variables, operationName });
-    // Apollo found no operation to run (an unknown operationName): graphql-js says why, in its words.
-    if (!operation) return interpret();
-    const key = `${queryHash}\u0000${operationName ?? ''}`;
-    let entry = compiled.get(key);
-    if (!entry) {
-      const seen = (runs.get(key) ?? 0) + 1;
-      if (seen < COMPILE_AFTER) {
-        runs.set(key, seen);
-        return interpret();
-      }
-      runs.delete(key);
-      const query = compileQuery(schema, document, operationName);
-      entry = { query: isCompiledQuery(query) ? query : null };
-      compiled.set(key, entry);
+export type Executor = (run: OperationRun) => Promise<ExecutionResult>;
+
+/** graphql-js only: what runs when tracing is on, so that every operation keeps its execute span. */
+export function interpretingExecutor(schema: GraphQLSchema): Executor {
+  return async ({ document, operationName, variables, context }) => execute({ schema, document, contextValue: context, variableValues: variables, operationName });
+}
+
+/**
+ * graphql-jit for the documents clients send again and again: a document is compiled into a
+ * function of its own (argument coercion, field resolution and result completion specialised to its
+ * selection) once it has run COMPILE_AFTER times through graphql-js, so a caller sending ever-new
+ * documents cannot make the server compile each one. Documents come from the doors' cache
+ * (documents.ts), so the same text is the same object here, and what is kept of a document goes
+ * when that cache lets it go.
+ */
+export function compilingExecutor(schema: GraphQLSchema): Executor {
+  const interpret = interpretingExecutor(schema);
+  // Per document and operation name: the runs so far, then the compiled function, or null for one
+  // graphql-jit cannot compile (graphql-js runs it).
+  const byDocument = new WeakMap<DocumentNode, Map<string, { runs: number; query?: CompiledQuery | null }>>();
+
+  return async (run) => {
+    const { document, operationName, variables, context } = run;
+    let operations = byDocument.get(document);
+    if (!operations) byDocument.set(document, (operations = new Map()));
+    let entry = operations.get(operationName ?? '');
+    if (!entry) operations.set(operationName ?? '', (entry = { runs: 0 }));
+    if (entry.query === undefined) {
+      if (++entry.runs < COMPILE_AFTER) return interpret(run);
+      const query = compileQuery(schema, document, operationName ?? undefined);
+      entry.query = isCompiledQuery(query) ? query : null;
     }
-    if (!entry.query) return interpret();
-    const result = await entry.query.query(undefined, context, request.variables ?? {});
+    if (!entry.query) return interpret(run);
+    const result = await entry.query.query(undefined, context, variables ?? {});
     if (!result.errors) return result;
     // No data at all: the variables were refused before anything ran. graphql-js refuses them again,
-    // so the caller reads its words and Apollo recognises them as bad input (400 INVALID_INPUT).
-    if (!('data' in result)) return interpret();
+    // so the caller reads its words.
+    if (!('data' in result)) return interpret(run);
     return { ...result, errors: result.errors.map(asGraphqlJsError) };
-  };
-
-  return {
-    async load() {
-      return { executor };
-    },
-    onSchemaLoadOrUpdate(callback) {
-      callback({ apiSchema: schema, coreSupergraphSdl: '' });
-      return () => {};
-    },
-    async stop() {},
   };
 }
 
 /**
- * graphql-jit's errors borrow graphql-js's prototype but leave `extensions` undefined, on which
- * Apollo's error formatting trips (every resolver error became INTERNAL_SERVER_ERROR): they are
+ * graphql-jit's errors borrow graphql-js's prototype but leave `extensions` undefined: they are
  * remade as graphql-js errors, with the same message, place, path and original error.
  */
 function asGraphqlJsError(e: GraphQLError): GraphQLError {

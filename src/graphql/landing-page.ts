@@ -1,5 +1,3 @@
-import type { ApolloServerPlugin } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { printSchema, type GraphQLSchema } from 'graphql';
 import { createHash } from 'node:crypto';
 
@@ -12,15 +10,15 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 /**
  * GET /graphql in a browser: what the endpoint is, how to call it, and the whole schema with its
  * descriptions, in one page with no script and nothing from another origin, so it works offline.
- * (Apollo's own landing pages, embedded Sandbox or not, load their code from Apollo's CDN and show
- * only "you might be offline" without it.) Apollo Sandbox is linked for those online.
+ * (Explorers such as Apollo Sandbox load their code from a CDN and show only "you might be offline"
+ * without it.) Apollo Sandbox is linked for those online.
  */
-export function localLandingPage(schema: GraphQLSchema, publicUrl: string): ApolloServerPlugin {
+export function localLandingPage(schema: GraphQLSchema, publicUrl: string): string {
   const endpoint = `${publicUrl}/graphql`;
   const sandbox = `https://studio.apollographql.com/sandbox/explorer?endpoint=${encodeURIComponent(endpoint)}`;
   const curl = `curl ${endpoint} \\\n  -H 'Authorization: Bearer mg_live_…' -H 'Content-Type: application/json' \\\n  -d '{"query":"{ me { name credits { available held } } }"}'`;
   const styleHash = createHash('sha256').update(STYLE).digest('base64');
-  const html = `<!DOCTYPE html>
+  return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -40,18 +38,9 @@ Subscriptions (<code>jobUpdated</code>) use the graphql-ws protocol on the same 
 </body>
 </html>
 `;
-  return {
-    async serverWillStart() {
-      return {
-        async renderLandingPage() {
-          return { html };
-        },
-      };
-    },
-  };
 }
 
 /** The landing page goes with introspection (GRAPHQL_INTROSPECTION: on outside production): both show the schema. */
-export function landingPage(schema: GraphQLSchema, config: { publicUrl: string; graphql: { introspection: boolean } }): ApolloServerPlugin {
-  return config.graphql.introspection ? localLandingPage(schema, config.publicUrl) : ApolloServerPluginLandingPageDisabled();
+export function landingPage(schema: GraphQLSchema, config: { publicUrl: string; graphql: { introspection: boolean } }): string | null {
+  return config.graphql.introspection ? localLandingPage(schema, config.publicUrl) : null;
 }

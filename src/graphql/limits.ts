@@ -1,4 +1,7 @@
-import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { GraphQLError, type GraphQLFormattedError, type ParseOptions, type ValidationRule } from 'graphql';
 import type { Config } from '../config.js';
 
@@ -12,37 +15,33 @@ export interface OperationLimits {
   hideSuggestions(error: GraphQLFormattedError): GraphQLFormattedError;
 }
 
-type ArmorConfig = NonNullable<ConstructorParameters<typeof ApolloArmor>[0]>;
-type RejectCallback = NonNullable<NonNullable<ArmorConfig['maxDepth']>['onReject']>[number];
+type RejectCallback = NonNullable<NonNullable<Parameters<typeof maxDepthRule>[0]>['onReject']>[number];
 
 /** What armor would put in place of a suggestion (its default mask). */
 const SUGGESTION_MASK = '[Suggestion hidden]';
 
-// Reported as validation errors, so both doors answer INVALID_INPUT: thrown, Apollo would answer 500.
+// Reported as validation errors, so both doors answer INVALID_INPUT (thrown, they would escape the validator).
 // Armor prefixes every refusal with "Syntax Error: ", which these are not.
 const report: RejectCallback = (context, error) => context?.reportError(new GraphQLError(error.message.replace(/^Syntax Error: /, '')));
 const reject = { propagateOnRejection: false, onReject: [report] };
 
 /**
  * The operation limits from configuration (GRAPHQL_MAX_*), with graphql-armor. Fragments are counted
- * as if written inline, so naming a fragment neither hides nor adds depth or cost. Armor's own token
- * limit is off: for Apollo it is a plugin that throws outside the parser (a 500); graphql-js's
- * `maxTokens` does the same counting inside the parser, on both doors.
+ * as if written inline, so naming a fragment neither hides nor adds depth or cost. Tokens are counted
+ * by graphql-js's own `maxTokens`, inside the parser (armor's token limit wraps the parser of a
+ * server framework rather than being a rule).
  */
 export function operationLimits(limits: Config['graphql']): OperationLimits {
-  const armor = new ApolloArmor({
-    maxTokens: { enabled: false },
-    maxDepth: { n: limits.maxDepth, flattenFragments: true, ...reject },
-    maxAliases: { n: limits.maxAliases, ...reject },
-    maxDirectives: { n: limits.maxDirectives, ...reject },
-    costLimit: { maxCost: limits.maxCost, flattenFragments: true, ...reject },
-    // Suggestions are hidden by hideSuggestions, in each door's error formatting.
-    blockFieldSuggestion: { enabled: false },
-  }).protect();
+  const validationRules = [
+    maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ...reject }),
+    maxAliasesRule({ n: limits.maxAliases, ...reject }),
+    maxDirectivesRule({ n: limits.maxDirectives, ...reject }),
+    costLimitRule({ maxCost: limits.maxCost, flattenFragments: true, ...reject }),
+  ];
   return {
     parseOptions: { maxTokens: limits.maxTokens },
-    validationRules: armor.validationRules,
-    // The expression armor's Apollo plugin applies to each error message.
+    validationRules,
+    // The expression armor's own plugin applies to each error message.
     hideSuggestions: (error) => ({ ...error, message: error.message.replace(/Did you mean ".+"/g, SUGGESTION_MASK) }),
   };
 }

@@ -43,8 +43,7 @@ export function createLoaders(services: Services, principal: () => Promise<Princ
   };
   const options = { cache };
   const windows = new Map<string, DataLoader<string, OperationUsage[]>>();
-  // Apollo copies the context's own properties for every operation, so the loaders are properties
-  // of this object, each made when first read.
+  // Each loader is made when first read: most operations (a parse, `me`) need none of them.
   let account: Loaders['account'] | undefined;
   let job: Loaders['job'] | undefined;
   let apiKeys: Loaders['apiKeys'] | undefined;

@@ -1,23 +1,30 @@
 import type { FastifyInstance } from 'fastify';
-import { parse, specifiedRules, validate, type GraphQLError, type GraphQLSchema } from 'graphql';
+import type { GraphQLError, GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer } from 'ws';
 import { requestContext } from '../modules/auth.js';
 import type { Services } from '../services.js';
 import { createGqlContext } from './context.js';
-import { formatGraphqlError } from './errors.js';
-import type { OperationLimits } from './limits.js';
+import type { DocumentCache } from './documents.js';
+
+export interface SubscriptionsOptions {
+  schema: GraphQLSchema;
+  services: Services;
+  /** The HTTP door's cache: the same rules (limits, introspection) and the same parsed documents. */
+  documents: DocumentCache;
+  /** The one GraphQL error mapper, with suggestions hidden. */
+  format(error: GraphQLError): GraphQLFormattedError;
+}
 
 /**
  * Subscriptions (jobUpdated) over the graphql-ws protocol at the same /graphql path. The key comes
  * in the connection's `Authorization` parameter, or the upgrade request's header for clients that
  * can send one; errors carry the same codes as on HTTP.
  */
-export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchema, services: Services, limits: OperationLimits): void {
+export function registerSubscriptions(app: FastifyInstance, { schema, services, documents, format }: SubscriptionsOptions): void {
   const wsServer = new WebSocketServer({ server: app.server, path: '/graphql' });
-  const format = formatGraphqlError(services.log);
-  const formatAll = (errors: readonly GraphQLError[]) => errors.map((e) => limits.hideSuggestions(format(e.toJSON(), e)));
+  const formatAll = (errors: readonly GraphQLError[]) => errors.map(format);
   const cleanup = useServer(
     {
       schema,
@@ -32,16 +39,10 @@ export function registerSubscriptions(app: FastifyInstance, schema: GraphQLSchem
         const credentials = { authorization: header, cookie: ctx.extra.request.headers.cookie, csrfToken: typeof csrf === 'string' ? csrf : undefined };
         return createGqlContext(requestContext(services.auth, credentials, randomUUID()), services, { cache: false });
       },
-      // The HTTP door's limits hold here too: tokens, depth, aliases, directives and cost.
+      // The HTTP door's rules hold here too: tokens, depth, aliases, directives, cost, introspection.
       onSubscribe: (_ctx, _id, payload) => {
-        let document;
-        try {
-          document = parse(payload.query, limits.parseOptions);
-        } catch (err) {
-          return [err as GraphQLError];
-        }
-        const errors = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
-        return errors.length ? errors : undefined;
+        const prepared = documents.prepare(payload.query);
+        return prepared.errors ? [...prepared.errors] : { schema, document: prepared.document, operationName: payload.operationName, variableValues: payload.variables };
       },
       onError: (_ctx, _id, _payload, errors) => formatAll(errors),
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),

@@ -405,7 +405,7 @@ describe('fuzzing both doors', () => {
     ['a path with a bad percent-encoding', () => ({ method: 'GET', path: '/api/transcriptions/%zz.srt', headers: { authorization: `Bearer ${member.key}` } })],
     // Node's parser answered 431 in Fastify's body, outside the contract.
     ['a URL longer than the header limit', () => ({ method: 'GET', path: `/graphql?query=${'%C3%A9'.repeat(6000)}`, headers: { authorization: '! ' } })],
-    // Apollo answered 406 to an Accept it could not satisfy: a status the contract does not have.
+    // The GraphQL server (Apollo Server, then) answered 406 to an Accept it could not satisfy: a status the contract does not have.
     ['an Accept header that names no JSON type', () => ({ method: 'POST', path: '/graphql', headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json', accept: '!' }, body: JSON.stringify({ query: PARSE_OP, variables: { i: { url: `${site.origin}/watch`, mode: 'auto', quality: 'max' } } }) })],
     // An operationName the document does not define was masked as INTERNAL_ERROR.
     ['an operationName the document does not define', () => ({ method: 'POST', path: '/graphql', headers: { authorization: `Bearer ${member.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: PARSE_OP, variables: { i: {} }, operationName: '' }) })],

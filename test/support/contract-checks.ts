@@ -78,16 +78,15 @@ export function checkGraphqlAnswer(res: TestResponse, method: string = 'POST'): 
     return code;
   });
   // A request GraphQL could not execute at all (syntax, validation, variables) is a 400 of input
-  // errors only; once executed, the answer is 200 whatever the resolvers threw. Two exceptions are
-  // the protocols' own: GraphQL-over-HTTP's 405 for a mutation sent with GET, and the persisted-query
-  // protocol's 200 "PersistedQueryNotFound" that asks the client to send the whole query.
+  // errors only; once executed, the answer is 200 whatever the resolvers threw. One exception is
+  // the protocol's own: GraphQL-over-HTTP's 405 for a mutation sent with GET.
   if ('data' in body) {
     if (res.statusCode !== 200) fail('an executed operation answered with a non-200 status', res);
     return codes;
   }
   if (codes.some((c: ErrorCode) => c !== 'INVALID_INPUT')) fail('a request error other than INVALID_INPUT', res);
   const messages = (body.errors as { message: string }[]).map((e) => e.message);
-  const allowed = method === 'GET' && /^GET requests only support query operations/.test(messages[0]) ? 405 : messages[0] === 'PersistedQueryNotFound' ? 200 : 400;
+  const allowed = method === 'GET' && /^GET requests only support query operations/.test(messages[0]) ? 405 : 400;
   if (res.statusCode !== allowed) fail(`a request error answered ${res.statusCode}, not ${allowed}`, res);
   return codes;
 }

@@ -1,0 +1,47 @@
+import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { LRUCache } from 'lru-cache';
+import type { OperationLimits } from './limits.js';
+
+/** Distinct documents kept parsed and validated; each is at most GRAPHQL_MAX_TOKENS tokens long. */
+const MAX_DOCUMENTS = 1000;
+
+/** A document ready to run, or why it cannot run (request errors: syntax, validation, limits). */
+export type Prepared = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
+
+/** Parses and validates operations for both doors (HTTP and WebSocket), each distinct text once. */
+export interface DocumentCache {
+  prepare(query: string): Prepared;
+}
+
+/**
+ * Clients send the same few documents again and again, so each text is parsed and validated once
+ * and the outcome kept, refusals included (a text's validity cannot change: the schema and the
+ * rules are fixed for the process). The rules are the specification's, the operation limits
+ * (depth, aliases, directives, cost), and, with introspection off, the rule that refuses it.
+ */
+export function documentCache(schema: GraphQLSchema, limits: OperationLimits, { introspection }: { introspection: boolean }): DocumentCache {
+  const rules = [...specifiedRules, ...limits.validationRules, ...(introspection ? [] : [NoSchemaIntrospectionCustomRule])];
+  const prepared = new LRUCache<string, Prepared>({ max: MAX_DOCUMENTS });
+  return {
+    prepare(query) {
+      let entry = prepared.get(query);
+      if (!entry) {
+        entry = prepareOnce(schema, query, limits, rules);
+        prepared.set(query, entry);
+      }
+      return entry;
+    },
+  };
+}
+
+function prepareOnce(schema: GraphQLSchema, query: string, limits: OperationLimits, rules: typeof specifiedRules): Prepared {
+  let document: DocumentNode;
+  try {
+    document = parse(query, limits.parseOptions);
+  } catch (err) {
+    if (err instanceof GraphQLError) return { errors: [err] };
+    throw err;
+  }
+  const errors = validate(schema, document, rules);
+  return errors.length ? { errors } : { document };
+}
