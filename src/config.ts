@@ -260,6 +260,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
 }
 
 /**
+ * Numbers read from the environment, said in an operator's words ("must be a whole number") rather
+ * than zod's ("expected int, received number"); null keeps zod's message. Never the value given.
+ */
+function numberProblem(issue: z.core.$ZodRawIssue): string | null {
+  if (issue.code === 'invalid_type' && issue.expected === 'number') return 'must be a number';
+  if (issue.code === 'invalid_type' && issue.expected === 'int') return 'must be a whole number';
+  if (issue.code === 'too_small' && issue.origin === 'number') return `must be ${issue.inclusive ? 'at least' : 'more than'} ${issue.minimum}`;
+  if (issue.code === 'too_big' && issue.origin === 'number') return `must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}`;
+  return null;
+}
+
+/**
  * One pass over every variable, then every rule between them on the variables that are valid, so the
  * first run lists all problems. `mediagate config check` prints the reading; loadConfig throws on it.
  */
@@ -269,7 +281,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const invalid = new Set<Variable>();
   const variables: Partial<Record<Variable, unknown>> = {};
   for (const name of Object.keys(envSchema.shape) as Variable[]) {
-    const parsed = envSchema.shape[name].safeParse(raw[name]);
+    const parsed = envSchema.shape[name].safeParse(raw[name], { error: numberProblem });
     if (parsed.success) {
       variables[name] = parsed.data;
     } else {

@@ -25,6 +25,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', PORT: 'x' })).toThrow(/PORT[\s\S]*API_KEY_PEPPER: required when NODE_ENV=production/);
   });
 
+  it('says what a number must be in words, never echoing the value', () => {
+    const said = (env: Record<string, string>) => readConfig(env).problems.map((p) => `${p.field}: ${p.message}`);
+    expect(said({ PORT: 'eighty' })).toEqual(['PORT: must be a number']);
+    expect(said({ PORT: '80.5' })).toEqual(['PORT: must be a whole number']);
+    expect(said({ PORT: '-1', WORKER_CONCURRENCY: '65' })).toEqual(['PORT: must be at least 0', 'WORKER_CONCURRENCY: must be at most 64']);
+    expect(said({ PARSE_TIMEOUT_SECONDS: '0' })).toEqual(['PARSE_TIMEOUT_SECONDS: must be more than 0']);
+  });
+
   it('declares every secret-looking variable secret, so config check masks it', () => {
     const secretLooking = CONFIG_VARIABLES.filter((name) => /(KEY|TOKEN|SECRET|PASSWORD|PEPPER|HEADERS)$/.test(name));
     expect(secretLooking.length).toBeGreaterThan(5);
