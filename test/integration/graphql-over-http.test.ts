@@ -22,7 +22,7 @@ describe('GraphQL over HTTP', () => {
   const CONTRACT_OVER_SHOULD = new Set(['572B', 'FDE2', '7B9B']);
 
   it('passes every MUST and SHOULD of the specification’s audit suite, but the three the contract overrules', async () => {
-    const fetchFn = (input: RequestInfo | URL, init: RequestInit = {}) => {
+    const fetchFn = (input: string | URL | Request, init: RequestInit = {}) => {
       const headers = new Headers(init.headers);
       headers.set('authorization', `Bearer ${key}`);
       return fetch(input, { ...init, headers });
