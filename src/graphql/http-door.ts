@@ -54,14 +54,16 @@ export function registerGraphqlHttp(app: FastifyInstance, { services, documents,
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const accept = req.headers.accept;
-    if (landingPage !== null && req.method === 'GET' && prefersHtml(accept)) {
+    // GET, or HEAD (Fastify answers it with the GET route, without the body).
+    const get = req.method !== 'POST';
+    if (landingPage !== null && get && prefersHtml(accept)) {
       return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(landingPage);
     }
     const type = answerType(accept);
     const refuse = (refusal: RequestRefused) =>
       answer(reply.headers(refusal.headers), type, refusal.status, { errors: [{ message: refusal.message, extensions: { code: 'INVALID_INPUT' } }] });
 
-    const params = req.method === 'GET' ? fromQueryString(req.query) : fromBody(req.body);
+    const params = get ? fromQueryString(req.query) : fromBody(req.body);
     if (params instanceof RequestRefused) return refuse(params);
     const prepared = documents.prepare(params.query);
     if (!prepared.document) return answer(reply, type, 400, { errors: prepared.errors.map(format) });
@@ -69,7 +71,7 @@ export function registerGraphqlHttp(app: FastifyInstance, { services, documents,
     if (operation?.operation === 'subscription') {
       return refuse(new RequestRefused(400, 'Subscriptions run over WebSocket (graphql-transport-ws) at /graphql, not over HTTP.'));
     }
-    if (operation?.operation === 'mutation' && req.method === 'GET') {
+    if (operation?.operation === 'mutation' && get) {
       return refuse(new RequestRefused(405, 'GET requests only support query operations; send a mutation with POST.', { allow: 'POST' }));
     }
     const context = createGqlContext(requestContext(services.auth, credentialsOf(req), req.id), services);

@@ -75,7 +75,7 @@ describe('account area sessions (login links)', () => {
 
   it('answers GraphQL with the cookie: a query over GET as is, anything over POST only with the CSRF token', async () => {
     const { accountId, cookie, csrf } = await signIn();
-    const get = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id name } }')}`, { headers: { cookie, 'apollo-require-preflight': 'true' } });
+    const get = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id name } }')}`, { headers: { cookie } });
     expect(get.statusCode).toBe(200);
     expect(get.json().data.me).toEqual({ id: accountId, name: 'Ada' });
 
@@ -144,7 +144,7 @@ describe('account area sessions (login links)', () => {
     expect(await h.services.apiKeys.list(sessionAccount)).toHaveLength(0);
     // A bad key is not rescued by a good cookie.
     const badKey = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, {
-      headers: { authorization: 'Bearer nope', cookie, 'apollo-require-preflight': 'true' },
+      headers: { authorization: 'Bearer nope', cookie },
     });
     expect(badKey.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
   });
@@ -224,7 +224,7 @@ describe('account area sessions (login links)', () => {
 
     const session = await h.request('GET', '/account/api/session', { headers: { cookie } });
     expect(session.statusCode).toBe(401);
-    const me = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie, 'apollo-require-preflight': 'true' } });
+    const me = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie } });
     expect(me.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
     // A POST with a dead cookie is refused as a whole, with or without the CSRF token.
     for (const headers of [{ cookie, 'x-csrf-token': csrf }, { cookie }] as Record<string, string>[]) {
