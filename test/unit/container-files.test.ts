@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { serveNodeFlags } from '../../src/cli/node-flags.js';
+import { serveCommand } from '../../src/cli/node-flags.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 
 // No Docker engine runs here, so the container files are checked by reading them: each rule below
@@ -50,8 +50,10 @@ function copyOf(step: Instruction): { from: string | null; sources: string[] } {
   return { from, sources: paths.slice(0, -1) };
 }
 
-/** `ENV A=1 B=2` (or the old `ENV A 1`) → names. */
-const envNames = (step: Instruction) => (step.args.includes('=') ? [...step.args.matchAll(/(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=/g)].map((m) => m[1]) : [step.args.split(' ')[0]]);
+/** `ENV A=1 B=2` (or the old `ENV A 1`) → names and values. */
+const envPairs = (step: Instruction): [string, string][] =>
+  step.args.includes('=') ? [...step.args.matchAll(/(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=(\S*)/g)].map((m) => [m[1], m[2]]) : [[step.args.split(' ')[0], step.args.split(' ').slice(1).join(' ')]];
+const envNames = (step: Instruction) => envPairs(step).map(([name]) => name);
 
 const escapeRe = (s: string) => s.replace(/[.+?^$()|[\]{}\\]/g, '\\$&');
 
@@ -77,6 +79,7 @@ const SECRET = /PEPPER|PASSWORD|SECRET|TOKEN|_KEY$/;
 
 function dockerfileProblems(dockerfile: string, dockerignore: string): string[] {
   const problems: string[] = [];
+  const serve = serveCommand(read('package.json'));
   const stages = stagesOf(dockerfile);
   if (stages.length < 2) return ['fewer than two stages'];
   const runtime = stages.at(-1)!;
@@ -93,7 +96,7 @@ function dockerfileProblems(dockerfile: string, dockerignore: string): string[] 
   const start = Math.min(...['CMD', 'ENTRYPOINT'].map(index).filter((i) => i >= 0));
   if (users.length && runtime.steps.indexOf(users.at(-1)!) > start) problems.push('USER comes after CMD/ENTRYPOINT');
   const entrypoint = steps('ENTRYPOINT').at(-1)?.args;
-  const expected = ['node', ...serveNodeFlags(read('package.json')), 'dist/cli/main.js'];
+  const expected = ['node', ...serve.flags, 'dist/cli/main.js'];
   if (!entrypoint || JSON.stringify(JSON.parse(entrypoint)) !== JSON.stringify(expected)) problems.push(`ENTRYPOINT is not ${JSON.stringify(expected)} (npm start's flags)`);
   const cmd = steps('CMD').at(-1)?.args;
   if (!cmd || JSON.stringify(JSON.parse(cmd)) !== JSON.stringify(['serve'])) problems.push('CMD is not ["serve"]');
@@ -138,7 +141,10 @@ function dockerfileProblems(dockerfile: string, dockerignore: string): string[] 
       for (const name of envNames(s)) if (SECRET.test(name)) problems.push(`${name} is baked into the image`);
     }
   }
-  for (const s of steps('ENV')) for (const name of envNames(s)) if (!known.has(name)) problems.push(`ENV ${name} is not a configuration variable`);
+  // npm start's environment (MALLOC_ARENA_MAX) is the image's too; anything else is configuration.
+  for (const s of steps('ENV')) for (const name of envNames(s)) if (!known.has(name) && !(name in serve.env)) problems.push(`ENV ${name} is not a configuration variable`);
+  const runtimeEnv = Object.fromEntries(steps('ENV').flatMap(envPairs));
+  for (const [name, value] of Object.entries(serve.env)) if (runtimeEnv[name] !== value) problems.push(`ENV ${name}=${value} (npm start's) is not set`);
   return problems;
 }
 
@@ -289,6 +295,7 @@ describe('container files', () => {
     ['copies an ignored folder', (d: string) => swap(d, 'COPY schema ./schema', 'COPY schema docs ./'), 'docs is copied but .dockerignore'],
     ['bakes a pepper', (d: string) => swap(d, 'ENV NODE_ENV=production', 'ENV API_KEY_PEPPER=x NODE_ENV=production'), 'API_KEY_PEPPER is baked'],
     ['unknown ENV', (d: string) => swap(d, 'ENV NODE_ENV=production', 'ENV NODE_ENVIRONMENT=production'), 'NODE_ENVIRONMENT'],
+    ['another malloc', (d: string) => swap(d, 'MALLOC_ARENA_MAX=2', 'MALLOC_ARENA_MAX=8'), 'MALLOC_ARENA_MAX=2 (npm start'],
   ])('the Dockerfile check catches: %s', (_label, breakIt, problem) => {
     expect(dockerfileProblems(breakIt(dockerfile), dockerignore).join('\n')).toContain(problem);
   });
