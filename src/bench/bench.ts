@@ -195,7 +195,7 @@ try {
         rows.map((r) => [r.label, r.connections, r.reqPerSec, r.p50, r.p99, r.ok, r.failed, r.rssMb, r.cpuMsPerAnswer, dash(r.vsReference), dash(r.vsProxy), r.ledger ?? '—']),
       ),
   );
-  const goals = targets(rows);
+  const goals = targets(rows, { embedded: !scratch });
   console.log('\n' + markdownTable(['target', 'value', 'floor', 'met'], goals.map((t) => [t.name, dash(t.value), t.floor, t.met === null ? '—' : t.met ? 'yes' : 'NO'])));
 
   let longMedia: LongMediaRow | null = null;

@@ -118,21 +118,29 @@ export interface Target {
 }
 
 /** The issue's targets, read from the rows at the highest number of connections measured. */
-export function targets(rows: readonly Row[]): Target[] {
+/**
+ * Issue 9's targets, read off the highest connection count. The memory target is the gateway's
+ * alone: with the embedded database the process also holds PostgreSQL (PGlite, its buffers and its
+ * compiled WebAssembly), so its RSS is shown but not judged; a PostgreSQL run judges it.
+ */
+export function targets(rows: readonly Row[], { embedded = false }: { embedded?: boolean } = {}): Target[] {
   const top = Math.max(...rows.map((r) => r.connections));
   const at = (id: string) => rows.find((r) => r.scenario === id && r.connections === top);
   const ratio = (a?: Row, b?: Row) => (a && b && b.reqPerSec ? round2(a.reqPerSec / b.reqPerSec) : null);
   const restP99 = Math.max(...['rest-hot', 'rest-spread'].map((id) => at(id)?.p99 ?? -1));
   const gatewayRss = Math.max(...rows.filter((r) => SCENARIOS.find((s) => s.id === r.scenario)?.contender === 'gateway').map((r) => r.rssMb), -1);
-  const list: [string, number | null, string, (v: number) => boolean][] = [
+  // [what, value, floor, whether the value meets it; null: shown, not judged]
+  const list: [string, number | null, string, ((v: number) => boolean) | null][] = [
     [`REST parse ÷ reference, hot (${top} conns)`, ratio(at('rest-hot'), at('ref-hot')), '≥ 1.0 (goal 1.5)', (v) => v >= 1],
     [`REST parse ÷ reference, spread (${top} conns)`, ratio(at('rest-spread'), at('ref-spread')), '≥ 1.0 (goal 1.5)', (v) => v >= 1],
     [`GraphQL parse ÷ REST parse, spread (${top} conns)`, ratio(at('graphql-spread'), at('rest-spread')), '≥ 0.85', (v) => v >= 0.85],
     [`REST parse p99 ms, worst of hot and spread (${top} conns)`, restP99 < 0 ? null : restP99, '≤ 100 (goal 50)', (v) => v <= 100],
-    ['gateway peak RSS MB, any scenario', gatewayRss < 0 ? null : gatewayRss, '≤ 250', (v) => v <= 250],
+    embedded
+      ? ['gateway peak RSS MB, any scenario (PGlite inside)', gatewayRss < 0 ? null : gatewayRss, '≤ 250 for the gateway alone: not judged here', null]
+      : ['gateway peak RSS MB, any scenario', gatewayRss < 0 ? null : gatewayRss, '≤ 250', (v) => v <= 250],
     [`REST parse hot ÷ spread (${top} conns)`, ratio(at('rest-hot'), at('rest-spread')), '≥ 0.6', (v) => v >= 0.6],
   ];
-  return list.map(([name, value, floor, ok]) => ({ name, value, floor, met: value === null ? null : ok(value) }));
+  return list.map(([name, value, floor, ok]) => ({ name, value, floor, met: value === null || ok === null ? null : ok(value) }));
 }
 
 export const round2 = (n: number) => Math.round(n * 100) / 100;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { ledgerProblems, type LedgerTotals } from '../../../src/bench/bench-data.js';
 import { summarizeProfile } from '../../../src/bench/cpu-profile.js';
 import { runLoad } from '../../../src/bench/load.js';
+import { targets, type Row } from '../../../src/bench/scenarios.js';
 
 describe('the bench load', () => {
   it('drains: every request the server finished was answered to the load, so a ledger can be checked to the credit', async () => {
@@ -87,5 +88,43 @@ describe('the CPU profile summary', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the targets table', () => {
+  const row = (scenario: string, reqPerSec: number, p99: number, rssMb: number): Row => ({
+    scenario,
+    label: scenario,
+    connections: 50,
+    reqPerSec,
+    p50: 1,
+    p99,
+    ok: reqPerSec,
+    failed: 0,
+    statusCodes: {},
+    rssMb,
+    cpuMsPerAnswer: 0.2,
+    vsReference: null,
+    vsProxy: null,
+    ledger: 'PASS',
+    ledgerProblems: [],
+  });
+  const rows = [row('ref-hot', 500, 90, 120), row('ref-spread', 600, 80, 120), row('rest-hot', 900, 40, 240), row('rest-spread', 1000, 60, 260), row('graphql-spread', 840, 50, 230)];
+
+  it('reads each target off the highest connection count and judges it', () => {
+    expect(targets(rows).map((t) => [t.value, t.met])).toEqual([
+      [1.8, true],
+      [1.67, true],
+      [0.84, false],
+      [60, true],
+      [260, false],
+      [0.9, true],
+    ]);
+  });
+
+  it('shows the memory of a gateway that holds the embedded database, without judging it against the gateway’s target', () => {
+    const memory = targets(rows, { embedded: true }).find((t) => t.name.includes('RSS'))!;
+    expect(memory).toMatchObject({ value: 260, met: null });
+    expect(memory.floor).toMatch(/not judged/);
   });
 });
