@@ -43,7 +43,7 @@ if (args.help) {
   --pool N            the reference's pool size (default: the gateway's: DATABASE_POOL_SIZE, else 10, 1 embedded)
   --only IDS          comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}
   --json FILE         where the results go (default bench-results.json)
-  --profile           run the gateway and the reference under --cpu-prof and print where REST parse
+  --profile           run the gateway and the reference under --cpu-prof and print where REST and GraphQL parse
                       spread and the reference's spread spend their time; count the gateway's statements
   --node-flags FLAGS  extra Node flags for the gateway, space-separated (--node-flags="--trace-gc"); its
                       output is kept as bench-gateway.log
