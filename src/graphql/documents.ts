@@ -2,8 +2,15 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, v
 import { LRUCache } from 'lru-cache';
 import type { OperationLimits } from './limits.js';
 
-/** Distinct documents kept parsed and validated; each is at most GRAPHQL_MAX_TOKENS tokens long. */
+/** Distinct documents kept parsed and validated. */
 const MAX_DOCUMENTS = 1000;
+/**
+ * The characters of text they may add up to. A parsed document keeps its text and about 120 bytes
+ * of syntax tree per character when dense with tokens (measured), so this bounds the cache near
+ * 30 MB whatever callers send; a longer text than MAX_CACHED_CHARS is parsed each time it comes.
+ */
+const MAX_TOTAL_CHARS = 256 * 1024;
+const MAX_CACHED_CHARS = 64 * 1024;
 
 /** A document ready to run, or why it cannot run (request errors: syntax, validation, limits). */
 export type Prepared = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
@@ -21,7 +28,12 @@ export interface DocumentCache {
  */
 export function documentCache(schema: GraphQLSchema, limits: OperationLimits, { introspection }: { introspection: boolean }): DocumentCache {
   const rules = [...specifiedRules, ...limits.validationRules, ...(introspection ? [] : [NoSchemaIntrospectionCustomRule])];
-  const prepared = new LRUCache<string, Prepared>({ max: MAX_DOCUMENTS });
+  const prepared = new LRUCache<string, Prepared>({
+    max: MAX_DOCUMENTS,
+    maxSize: MAX_TOTAL_CHARS,
+    maxEntrySize: MAX_CACHED_CHARS,
+    sizeCalculation: (_entry, query) => Math.max(1, query.length),
+  });
   return {
     prepare(query) {
       let entry = prepared.get(query);

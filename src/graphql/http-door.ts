@@ -125,7 +125,7 @@ function ranges(accept: string): { type: string; q: number }[] {
  * JSON, also for an Accept naming neither: the specification lets a server disregard an Accept it
  * cannot satisfy rather than answer 406, which the contract does not have (the REST door does the same).
  */
-export function answerType(accept: string | undefined): string {
+function answerType(accept: string | undefined): string {
   if (!accept?.includes('graphql-response')) return JSON_TYPE;
   let best = { type: JSON_TYPE, q: 0 };
   for (const { type, q } of ranges(accept)) {
@@ -136,7 +136,7 @@ export function answerType(accept: string | undefined): string {
 }
 
 /** A browser's request: HTML named and weighed at least as much as any JSON type named. */
-export function prefersHtml(accept: string | undefined): boolean {
+function prefersHtml(accept: string | undefined): boolean {
   if (!accept?.includes('text/html')) return false;
   let html = 0;
   let json = 0;
