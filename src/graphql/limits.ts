@@ -11,14 +11,14 @@ export interface OperationLimits {
   parseOptions: ParseOptions;
   /** Depth, aliases, directives and cost (graphql-armor), run beside the specification's rules. */
   validationRules: ValidationRule[];
-  /** Hides "Did you mean …" field suggestions (armor's mask), in either door's error formatting. */
+  /**
+   * With introspection off, drops graphql-js's "Did you mean …?" from a message (it would spell out
+   * the schema piece by piece); with it on, the schema is public and the hint helps, so it stays.
+   */
   hideSuggestions(error: GraphQLFormattedError): GraphQLFormattedError;
 }
 
 type RejectCallback = NonNullable<NonNullable<Parameters<typeof maxDepthRule>[0]>['onReject']>[number];
-
-/** What armor would put in place of a suggestion (its default mask). */
-const SUGGESTION_MASK = '[Suggestion hidden]';
 
 // Reported as validation errors, so both doors answer INVALID_INPUT (thrown, they would escape the validator).
 // Armor prefixes every refusal with "Syntax Error: ", which these are not.
@@ -41,7 +41,6 @@ export function operationLimits(limits: Config['graphql']): OperationLimits {
   return {
     parseOptions: { maxTokens: limits.maxTokens },
     validationRules,
-    // The expression armor's own plugin applies to each error message.
-    hideSuggestions: (error) => ({ ...error, message: error.message.replace(/Did you mean ".+"/g, SUGGESTION_MASK) }),
+    hideSuggestions: limits.introspection ? (error) => error : (error) => ({ ...error, message: error.message.replace(/\s*Did you mean .*\?$/s, '') }),
   };
 }

@@ -105,17 +105,26 @@ describe('GraphQL over HTTP', () => {
     expect(res.json()).toMatchObject({ data: null, errors: [{ path: ['job'], extensions: { code: 'NOT_FOUND' } }] });
   });
 
-  it('refuses introspection in production over the WebSocket too, as over HTTP', async () => {
+  it('in production (introspection off), refuses introspection and gives no field suggestions, over HTTP and the WebSocket alike', async () => {
     const prod = await createHarness({ NODE_ENV: 'production' });
     try {
       const { key: prodKey } = await prod.account();
       const ws = createClient({ url: prod.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${prodKey}` }, retryAttempts: 0 });
-      const errors = await new Promise<any>((resolve) =>
-        ws.subscribe({ query: '{ __schema { queryType { name } } }' }, { next: (m) => resolve(m.errors), error: resolve, complete: () => resolve(null) }),
-      );
-      await ws.dispose();
-      expect(errors.length).toBeGreaterThan(0);
-      for (const error of errors) expect(error).toMatchObject({ message: expect.stringMatching(/introspection has been disabled/), extensions: { code: 'INVALID_INPUT' } });
+      const overWs = (query: string) =>
+        new Promise<any>((resolve) => ws.subscribe({ query }, { next: (m) => resolve(m.errors), error: resolve, complete: () => resolve(null) }));
+      const overHttp = async (query: string) =>
+        (await prod.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${prodKey}` }, body: JSON.stringify({ query }) })).json().errors;
+      try {
+        for (const errors of [await overHttp('{ __schema { queryType { name } } }'), await overWs('{ __schema { queryType { name } } }')]) {
+          expect(errors.length).toBeGreaterThan(0);
+          for (const error of errors) expect(error).toMatchObject({ message: expect.stringMatching(/introspection has been disabled/), extensions: { code: 'INVALID_INPUT' } });
+        }
+        for (const errors of [await overHttp('{ me { nam } }'), await overWs('{ me { nam } }')]) {
+          expect(errors).toEqual([expect.objectContaining({ message: 'Cannot query field "nam" on type "Account".', extensions: { code: 'INVALID_INPUT' } })]);
+        }
+      } finally {
+        await ws.dispose();
+      }
     } finally {
       await prod.close();
     }
