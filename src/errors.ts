@@ -50,14 +50,18 @@ export function isAppError(err: unknown): err is AppError {
  * upstream's text or credentials.
  */
 export class ProviderError extends Error {
+  /** Why, in our own words, safe to show the caller (no upstream text): e.g. "the page could not be fetched (the server answered 503)". */
+  readonly reason?: string;
+
   constructor(
     readonly provider: string,
     /** What the failure means for the caller; the registry picks the caller-facing code from it. */
     readonly kind: 'failed' | 'timeout' | 'no_media' | 'unavailable_content' | 'too_large' | 'circuit_open',
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; reason?: string },
   ) {
     super(message, options);
     this.name = 'ProviderError';
+    this.reason = options?.reason;
   }
 }

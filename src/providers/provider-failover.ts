@@ -39,7 +39,7 @@ export async function runWithFailover<P extends { name: string }, R>(
   if (providers.length === 0) throw new AppError('PROVIDER_UNAVAILABLE', 'No provider is configured for this operation.');
   const kinds = new Set<ProviderError['kind']>();
   // What each provider did, in our words only: callers may see it, so no upstream text goes in.
-  const attempts: Array<{ provider: string; outcome: ProviderError['kind'] }> = [];
+  const attempts: Array<{ provider: string; outcome: ProviderError['kind']; reason?: string }> = [];
   let lastNoMediaMessage: string | null = null;
   for (const provider of providers) {
     if (signal.aborted) break;
@@ -51,7 +51,7 @@ export async function runWithFailover<P extends { name: string }, R>(
       if (isAppError(err)) throw err;
       if (err instanceof ProviderError) {
         kinds.add(err.kind);
-        attempts.push({ provider: provider.name, outcome: err.kind });
+        attempts.push({ provider: provider.name, outcome: err.kind, ...(err.reason ? { reason: err.reason } : {}) });
         if (err.kind === 'no_media') lastNoMediaMessage = err.message;
         log.warn({ provider: provider.name, kind: err.kind, reason: err.message }, 'provider failed');
       } else {
@@ -66,7 +66,13 @@ export async function runWithFailover<P extends { name: string }, R>(
     if (!kinds.has(kind)) continue;
     // "No media" messages are ours (the selection rules), so they may reach the caller.
     if (code === 'NO_MEDIA_FOUND' && lastNoMediaMessage) throw new AppError(code, lastNoMediaMessage, { attempts });
-    throw new AppError(code, MESSAGES[code], { attempts });
+    throw new AppError(code, withReasons(MESSAGES[code]!, attempts), { attempts });
   }
-  throw new AppError('PROVIDER_ERROR', MESSAGES.PROVIDER_ERROR, { attempts });
+  throw new AppError('PROVIDER_ERROR', withReasons(MESSAGES.PROVIDER_ERROR!, attempts), { attempts });
+}
+
+/** "Every configured provider failed. builtin: the page could not be fetched (the server answered 503)." */
+function withReasons(message: string, attempts: ReadonlyArray<{ provider: string; reason?: string }>): string {
+  const reasons = attempts.filter((a) => a.reason).map((a) => `${a.provider}: ${a.reason}`);
+  return reasons.length ? `${message} ${reasons.join('; ')}.` : message;
 }

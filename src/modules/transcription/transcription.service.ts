@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { failpoint } from '../../failpoints.js';
 import { MediaError, probeMedia, startExtraction } from '../../media/ffmpeg.js';
-import { FetchError } from '../../net/fetch-error.js';
+import { FetchError, failureReason } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import type { CircuitBreakers } from '../../providers/circuit-breakers.js';
 import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
@@ -203,7 +203,7 @@ async function download(client: GuardedHttpClient, url: string, dest: string, ma
     }
     if (err.kind === 'timeout') throw new AppError('PROVIDER_TIMEOUT', 'The media could not be downloaded in time.');
     if (err.kind === 'http_status') throw new AppError('CONTENT_UNAVAILABLE', `The media URL answered ${err.status}.`);
-    throw new AppError('CONTENT_UNAVAILABLE', 'The media could not be downloaded.');
+    throw new AppError('CONTENT_UNAVAILABLE', `The media could not be downloaded: ${failureReason(err)}.`);
   }
 }
 

@@ -1,6 +1,6 @@
 import iconv from 'iconv-lite';
 import { AppError, ProviderError } from '../../errors.js';
-import { FetchError } from '../../net/fetch-error.js';
+import { FetchError, failureReason } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import { classifyDirectMedia } from './direct-media.js';
 import { rankByQuality } from './format-selection.js';
@@ -223,15 +223,14 @@ export class BuiltinParseProvider implements ParseProvider {
       return await fn();
     } catch (err) {
       if (!(err instanceof FetchError)) throw err;
-      if (err.kind === 'timeout') throw new ProviderError(this.name, 'timeout', err.message, { cause: err });
-      if (err.kind === 'http_status' && (err.status === 404 || err.status === 410)) {
-        throw new ProviderError(this.name, 'unavailable_content', `The page answered ${err.status}.`, { cause: err });
-      }
-      if (err.kind === 'http_status' && (err.status === 401 || err.status === 403 || err.status === 451)) {
-        throw new ProviderError(this.name, 'unavailable_content', `The page answered ${err.status}.`, { cause: err });
+      const reason = `the page could not be fetched (${failureReason(err)})`;
+      if (err.kind === 'timeout') throw new ProviderError(this.name, 'timeout', err.message, { cause: err, reason });
+      // Gone, or not for us: the content cannot be had (a server's own failure is not that).
+      if (err.kind === 'http_status' && [401, 403, 404, 410, 451].includes(err.status!)) {
+        throw new ProviderError(this.name, 'unavailable_content', `The page answered ${err.status}.`, { cause: err, reason });
       }
       if (err.kind === 'too_large') throw new ProviderError(this.name, 'no_media', 'The page is larger than the parser reads.', { cause: err });
-      throw new ProviderError(this.name, 'failed', err.message, { cause: err });
+      throw new ProviderError(this.name, 'failed', err.message, { cause: err, reason });
     }
   }
 }
