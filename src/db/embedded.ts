@@ -12,6 +12,8 @@ export interface EmbeddedDatabase {
   clientUrl: string;
   /** Calls `handler` with every NOTIFY on the channels in CHANNELS, whichever connection caused it; returns the function that stops it. */
   onNotification(handler: (channel: string, payload: string) => void): () => void;
+  /** The database's files as a tarball, which `startEmbedded(null, { loadDataDir })` starts from (a second faster than initdb). */
+  dumpDataDir(): Promise<Blob>;
   stop(): Promise<void>;
 }
 
@@ -33,14 +35,15 @@ interface Announcement {
  * written to the data directory so `mediagate` commands reach the database through this process while
  * it runs: only one process may own a PGlite directory.
  */
-export async function startEmbedded(dataDir: string | null, options: { announce?: boolean } = {}): Promise<EmbeddedDatabase> {
+export async function startEmbedded(dataDir: string | null, options: { announce?: boolean; loadDataDir?: Blob } = {}): Promise<EmbeddedDatabase> {
   let db: PGlite;
   if (dataDir) {
     // PGlite does not create parent folders.
     mkdirSync(join(dataDir, 'pgdata'), { recursive: true });
     db = await PGlite.create({ dataDir: join(dataDir, 'pgdata') });
   } else {
-    db = await PGlite.create();
+    // In memory, started from a copy of another database's files when given (see dumpDataDir).
+    db = await PGlite.create(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   }
   const handlers = new Set<(channel: string, payload: string) => void>();
   const notify = (channel: string, payload: string) => handlers.forEach((handler) => handler(channel, payload));
@@ -62,6 +65,7 @@ export async function startEmbedded(dataDir: string | null, options: { announce?
       handlers.add(handler);
       return () => void handlers.delete(handler);
     },
+    dumpDataDir: () => db.dumpDataDir('none') as Promise<Blob>,
     async stop() {
       if (file) rmSync(file, { force: true });
       await gate.close();
