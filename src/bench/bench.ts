@@ -6,12 +6,24 @@ import pg from 'pg';
 import { loadConfig } from '../config.js';
 import { findRunningEmbedded } from '../db/embedded.js';
 import { copyPipelineSchema, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
-import { runLoad, watchProcess } from './load.js';
+import { combineLoads, runLoad, watchProcess, type LoadResult } from './load.js';
 import { makeLongMedia, runLongMedia, type LongMediaRow } from './long-media.js';
 import { startOpenAiLikeServer } from './openai-like.server.js';
 import { forkServer, startGateway, type BenchProcess } from './processes.js';
-import { cpuProfileFlags, printProfile, readProfile, statementCounts, statementsPerAnswer } from './profiling.js';
+import type { ProfileWindow } from './cpu-profile.js';
+import { countsSince, cpuProfileFlags, printProfile, readProfile, statementCounts, statementsPerAnswer, sumCounts } from './profiling.js';
 import { markdownTable, round2, SCENARIOS, targets, type Contender, type Row, type Scenario } from './scenarios.js';
+
+/** One scenario's turn: its load, when it ran, and what the answering process and the ledger showed. */
+interface Slice {
+  load: LoadResult;
+  window: ProfileWindow;
+  rssMb: number;
+  cpuMs: number;
+  /** The gateway's statements by shape during the turn (with --profile). */
+  statements: Map<string, number>;
+  problems: string[];
+}
 
 /**
  * `npm run bench`: the gateway against two references measured in the same run, each in its own
@@ -22,6 +34,7 @@ import { markdownTable, round2, SCENARIOS, targets, type Contender, type Row, ty
 const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: process.env.BENCH_SECONDS ?? '10' },
+    rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '3' },
     connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '10,50' },
     warmup: { type: 'string', default: '3' },
     accounts: { type: 'string', default: '1000' },
@@ -37,6 +50,7 @@ const { values: args } = parseArgs({
 if (args.help) {
   console.log(`npm run bench -- [options]
   --duration S        seconds per scenario (default 10, or BENCH_SECONDS)
+  --rounds N          the scenarios take turns N times, each running duration/N seconds a turn (default 3, or BENCH_ROUNDS)
   --connections LIST  comma-separated connection counts (default 10,50, or BENCH_CONNECTIONS)
   --warmup S          seconds of unmeasured load per server before the first scenario (default 3)
   --accounts N        accounts the spread scenarios spread over (default 1000)
@@ -52,12 +66,13 @@ DATABASE_URL set: a scratch PostgreSQL database, dropped at the end; unset: the 
   process.exit(0);
 }
 const seconds = Number(args.duration);
+const rounds = Number(args.rounds);
 const levels = args.connections.split(',').map(Number);
 const only = args.only ? new Set(args.only.split(',')) : null;
 const scenarios = SCENARIOS.filter((s) => !only || only.has(s.id));
 const unknown = [...(only ?? [])].filter((id) => !SCENARIOS.some((s) => s.id === id));
-if (unknown.length || !scenarios.length || !(seconds > 0) || levels.some((c) => !(c > 0))) {
-  console.error(`bad options: ${unknown.length ? `unknown scenario(s) ${unknown.join(', ')}` : 'durations and connections must be positive'}`);
+if (unknown.length || !scenarios.length || !(seconds > 0) || !Number.isInteger(rounds) || rounds < 1 || levels.some((c) => !(c > 0))) {
+  console.error(`bad options: ${unknown.length ? `unknown scenario(s) ${unknown.join(', ')}` : 'durations and connections must be positive, rounds a whole number'}`);
   process.exit(2);
 }
 const running = (c: Contender) => scenarios.some((s) => s.contender === c);
@@ -123,7 +138,7 @@ try {
     processes.push((servers.reference = await forkServer('./reference.server.js', env, args.profile ? cpuProfileFlags(join(profileDir, 'reference')) : [])));
   }
   const database = scratch ? 'PostgreSQL (scratch database)' : 'embedded PGlite (inside the gateway process; its RSS includes the database)';
-  console.log(`mediagate bench: ${seconds} s per scenario at ${levels.join(' and ')} connections, ${accounts} spread accounts, pool ${poolSize}, ${database}`);
+  console.log(`mediagate bench: ${seconds} s per scenario in ${rounds} turn${rounds > 1 ? 's' : ''} at ${levels.join(' and ')} connections, ${accounts} spread accounts, pool ${poolSize}, ${database}`);
   if (triggers.length) console.log(`the gateway's tables have triggers the reference's copy has not: ${triggers.join(', ')}`);
 
   const pageUrl = `${page.url}/watch`;
@@ -131,36 +146,33 @@ try {
     const k = keys[s.contender === 'gateway' ? 'gateway' : 'reference'];
     return s.keys === 'hot' ? [k.hot] : s.keys === 'spread' ? k.spread : ['none'];
   };
-  const load = (s: Scenario, connections: number, secs: number) =>
+  const runScenario = (s: Scenario, connections: number, secs: number) =>
     runLoad({ url: servers[s.contender]!.url + s.path, body: s.body(pageUrl), keys: keysFor(s), connections, seconds: secs, isOk: s.isOk });
 
   // JIT and pools warm before anything counts.
   for (const contender of ['proxy', 'reference', 'gateway'] as const) {
     const first = scenarios.find((s) => s.contender === contender);
-    if (first && Number(args.warmup) > 0) await load(first, Math.min(...levels), Number(args.warmup));
+    if (first && Number(args.warmup) > 0) await runScenario(first, Math.min(...levels), Number(args.warmup));
   }
 
   const rows: Row[] = [];
   const top = Math.max(...levels);
-  // Where each contender's profile is read: its spread parse at the most connections.
-  const windows = new Map<string, { from: number; to: number }>();
+  // Where each contender's profile is read: its spread parse at the most connections, every round.
+  const windows = new Map<string, ProfileWindow[]>();
   for (const connections of levels) {
+    // The scenarios take turns, `rounds` times, each for its share of the duration: whatever the
+    // machine does meanwhile (another tenant, a checkpoint) falls on all of them alike, so their
+    // ratios hold from run to run far better than with one stretch each.
+    const slices = new Map<string, Slice[]>(scenarios.map((s) => [s.id, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const s of scenarios) slices.get(s.id)!.push(await measure(s, connections, seconds / rounds));
+    }
     for (const s of scenarios) {
-      const schema = s.contender === 'gateway' ? 'public' : 'bench_ref';
-      // The last scenario's rows vacuumed and analysed now, not by autovacuum in the middle of this
-      // one: on two cores, a background vacuum of ten thousand fresh jobs costs the next scenario
-      // a fifth of its throughput, whichever contender it measures.
-      if (s.contender !== 'proxy') await db.query('vacuum (analyze)');
-      const before = s.contender === 'proxy' ? null : await settledTotals(db, schema);
-      const counting = args.profile && s.contender === 'gateway';
-      const countsBefore = counting ? await statementCounts(gateway.pid, statementFile) : null;
-      const usage = watchProcess(servers[s.contender]!.pid);
-      const from = Number(process.hrtime.bigint() / 1000n);
-      const r = await load(s, connections, seconds);
-      if (connections === top) windows.set(s.id, { from, to: Number(process.hrtime.bigint() / 1000n) });
-      const { rssMb, cpuMs } = usage.stop();
-      const statements = countsBefore ? statementsPerAnswer(countsBefore, await statementCounts(gateway.pid, statementFile), r.ok) : undefined;
-      const problems = before ? ledgerProblems(before, await settledTotals(db, schema), s.charges ? r.ok : 0, config.prices.parse) : [];
+      const parts = slices.get(s.id)!;
+      const r = combineLoads(parts.map((p) => p.load));
+      if (connections === top) windows.set(s.id, parts.map((p) => p.window));
+      const problems = [...new Set(parts.flatMap((p) => p.problems))];
+      const statements = args.profile && s.contender === 'gateway' ? statementsPerAnswer(new Map(), sumCounts(parts.map((p) => p.statements)), r.ok) : undefined;
       const ref = s.reference ? rows.find((x) => x.scenario === s.reference && x.connections === connections) : undefined;
       const proxy = rows.find((x) => x.scenario === 'proxy' && x.connections === connections);
       const row: Row = {
@@ -173,11 +185,11 @@ try {
         ok: r.ok,
         failed: r.responses - r.ok + r.errors,
         statusCodes: r.statusCodes,
-        rssMb,
-        cpuMsPerAnswer: Math.round((cpuMs / Math.max(r.ok, 1)) * 100) / 100,
+        rssMb: Math.max(...parts.map((p) => p.rssMb)),
+        cpuMsPerAnswer: Math.round((parts.reduce((sum, p) => sum + p.cpuMs, 0) / Math.max(r.ok, 1)) * 100) / 100,
         vsReference: ref?.reqPerSec ? round2(r.reqPerSec / ref.reqPerSec) : null,
         vsProxy: s.contender === 'gateway' && s.charges && proxy?.reqPerSec ? round2(r.reqPerSec / proxy.reqPerSec) : null,
-        ledger: before ? (problems.length ? 'FAIL' : 'PASS') : null,
+        ledger: s.contender === 'proxy' ? null : problems.length ? 'FAIL' : 'PASS',
         ledgerProblems: problems,
         statements,
       };
@@ -185,6 +197,26 @@ try {
       if (problems.length) exitCode = 1;
       console.log(`  ${connections} conns, ${s.id}: ${row.reqPerSec} req/s, p99 ${row.p99} ms, ${row.ok} ok, ${row.failed} failed${problems.length ? `, LEDGER: ${problems.join('; ')}` : ''}`);
     }
+  }
+
+  /** One stretch of one scenario, with the ledger checked to the credit after it. */
+  async function measure(s: Scenario, connections: number, secs: number): Promise<Slice> {
+    const schema = s.contender === 'gateway' ? 'public' : 'bench_ref';
+    // The last stretch's rows vacuumed and analysed now, not by autovacuum in the middle of this
+    // one: on two cores, a background vacuum of ten thousand fresh jobs costs the next scenario
+    // a fifth of its throughput, whichever contender it measures.
+    if (s.contender !== 'proxy') await db.query('vacuum (analyze)');
+    const before = s.contender === 'proxy' ? null : await settledTotals(db, schema);
+    const counting = args.profile && s.contender === 'gateway';
+    const countsBefore = counting ? await statementCounts(gateway.pid, statementFile) : null;
+    const usage = watchProcess(servers[s.contender]!.pid);
+    const from = Number(process.hrtime.bigint() / 1000n);
+    const load = await runScenario(s, connections, secs);
+    const window = { from, to: Number(process.hrtime.bigint() / 1000n) };
+    const { rssMb, cpuMs } = usage.stop();
+    const statements = countsBefore ? countsSince(countsBefore, await statementCounts(gateway.pid, statementFile)) : new Map<string, number>();
+    const problems = before ? ledgerProblems(before, await settledTotals(db, schema), s.charges ? load.ok : 0, config.prices.parse) : [];
+    return { load, window, rssMb, cpuMs, statements, problems };
   }
 
   const dash = (v: number | null) => (v === null ? '—' : String(v));
@@ -244,7 +276,7 @@ try {
 
   mkdirSync(resolve(args.json, '..'), { recursive: true });
   const machine = { cpus: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
-  writeFileSync(args.json, JSON.stringify({ finishedAt: new Date(), machine, database, seconds, levels, accounts, poolSize, triggers, rows, targets: goals, longMedia, profiles }, null, 2) + '\n');
+  writeFileSync(args.json, JSON.stringify({ finishedAt: new Date(), machine, database, seconds, rounds, levels, accounts, poolSize, triggers, rows, targets: goals, longMedia, profiles }, null, 2) + '\n');
   console.log(`\nresults: ${resolve(args.json)}${exitCode ? '\nLEDGER MISMATCH: see the FAIL rows above' : ''}`);
 } catch (err) {
   console.error(err);

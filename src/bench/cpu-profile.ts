@@ -29,6 +29,12 @@ export interface SelfTime {
   via: string | null;
 }
 
+/** A stretch of the run, in microseconds of the monotonic clock. */
+export interface ProfileWindow {
+  from: number;
+  to: number;
+}
+
 export interface ProfileSummary {
   windowMs: number;
   busyMs: number;
@@ -38,11 +44,11 @@ export interface ProfileSummary {
 }
 
 /**
- * Self time per function in a .cpuprofile, counted from the samples that fall inside `window`
- * (microseconds of the monotonic clock, the one `process.hrtime` and V8's profiler share), each
+ * Self time per function in a .cpuprofile, counted from the samples that fall inside `windows`
+ * (microseconds of the monotonic clock, the one `process.hrtime` and V8's profiler share; null: all), each
  * sample weighing the time to the next one; aggregated by function name and place.
  */
-export function summarizeProfile(path: string, window: { from: number; to: number } | null, top = 15): ProfileSummary {
+export function summarizeProfile(path: string, windows: readonly ProfileWindow[] | null, top = 15): ProfileSummary {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -53,7 +59,7 @@ export function summarizeProfile(path: string, window: { from: number; to: numbe
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i];
     const weight = profile.timeDeltas[i + 1] ?? 0;
-    if (window && (t < window.from || t > window.to)) continue;
+    if (windows && !windows.some((w) => t >= w.from && t <= w.to)) continue;
     selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + weight);
     windowUs += weight;
   }

@@ -25,6 +25,10 @@ export interface LoadResult {
   p50: number;
   p99: number;
   statusCodes: Record<string, number>;
+  /** From the first request to the last answer, seconds. */
+  elapsedSeconds: number;
+  /** Every answer's latency, ms, for percentiles over several runs. */
+  latencies: number[];
 }
 
 /** What autocannon's client keeps of its own progress (not in its typings). */
@@ -69,25 +73,43 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const done = new Promise<autocannon.Result>((resolve, reject) => {
     instance = autocannon(options, (err, result) => (err ? reject(err) : resolve(result)));
   });
-  instance.on('response', (client) => {
+  const latencies: number[] = [];
+  instance.on('response', (client, _status, _bytes, responseTime) => {
     lastAnswerAt = performance.now();
+    latencies.push(responseTime);
     // Called before the client sends its next request: a budget of what it already sent stops it.
     if (draining) (client as unknown as ClientProgress).responseMax = (client as unknown as ClientProgress).reqsMade;
   });
   const timer = setTimeout(() => (draining = true), spec.seconds * 1000);
   const result = await done.finally(() => clearTimeout(timer));
   const responses = result['2xx'] + result.non2xx;
-  return {
-    responses,
-    ok,
-    status2xx: result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors,
-    reqPerSec: Math.round(responses / ((Math.max(lastAnswerAt, startedAt + 1) - startedAt) / 1000)),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s?.count ?? 0])),
-  };
+  const elapsedSeconds = (Math.max(lastAnswerAt, startedAt + 1) - startedAt) / 1000;
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s?.count ?? 0]));
+  return summarize({ responses, ok, status2xx: result['2xx'], non2xx: result.non2xx, errors: result.errors, statusCodes, elapsedSeconds, latencies });
+}
+
+/** Several runs of one scenario as one: their answers and their time added up, percentiles over every answer. */
+export function combineLoads(runs: readonly LoadResult[]): LoadResult {
+  const add = (f: (r: LoadResult) => number) => runs.reduce((sum, r) => sum + f(r), 0);
+  const statusCodes: Record<string, number> = {};
+  for (const r of runs) for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+  return summarize({
+    responses: add((r) => r.responses),
+    ok: add((r) => r.ok),
+    status2xx: add((r) => r.status2xx),
+    non2xx: add((r) => r.non2xx),
+    errors: add((r) => r.errors),
+    statusCodes,
+    elapsedSeconds: add((r) => r.elapsedSeconds),
+    latencies: runs.flatMap((r) => r.latencies),
+  });
+}
+
+function summarize(r: Omit<LoadResult, 'reqPerSec' | 'p50' | 'p99'>): LoadResult {
+  const sorted = Float64Array.from(r.latencies).sort();
+  // The smallest latency at or above which the given share of answers lies (nearest rank), whole ms.
+  const percentile = (p: number) => (sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]) : 0);
+  return { ...r, reqPerSec: Math.round(r.responses / r.elapsedSeconds), p50: percentile(0.5), p99: percentile(0.99) };
 }
 
 /** Linux's clock ticks per second (USER_HZ), the unit of /proc/<pid>/stat's CPU times. */

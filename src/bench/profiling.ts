@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { summarizeProfile, type ProfileSummary } from './cpu-profile.js';
+import { summarizeProfile, type ProfileSummary, type ProfileWindow } from './cpu-profile.js';
 import { markdownTable } from './scenarios.js';
 
 /** Node flags that make a process write a CPU profile into `dir` when it exits. */
@@ -17,6 +17,18 @@ export async function statementCounts(pid: number, file: string): Promise<Map<st
   return new Map(Object.entries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>));
 }
 
+/** The statements made between two counts, by shape. */
+export function countsSince(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  return new Map([...after].map(([shape, n]) => [shape, n - (before.get(shape) ?? 0)]));
+}
+
+/** Several stretches' statements added up, by shape. */
+export function sumCounts(parts: readonly Map<string, number>[]): Map<string, number> {
+  const total = new Map<string, number>();
+  for (const part of parts) for (const [shape, n] of part) total.set(shape, (total.get(shape) ?? 0) + n);
+  return total;
+}
+
 /** Statements per answer between two counts, by shape, most frequent first. */
 export function statementsPerAnswer(before: Map<string, number>, after: Map<string, number>, answers: number): { total: number; shapes: Record<string, number> } {
   const per = [...after.entries()]
@@ -27,10 +39,10 @@ export function statementsPerAnswer(before: Map<string, number>, after: Map<stri
   return { total: round(per.reduce((sum, [, n]) => sum + n, 0)), shapes: Object.fromEntries(per.map(([shape, n]) => [shape, round(n)])) };
 }
 
-/** The profile a process left in `dir`, summarized over `window`; null when none was written. */
-export function readProfile(dir: string, window: { from: number; to: number } | null): (ProfileSummary & { file: string }) | null {
+/** The profile a process left in `dir`, summarized over `windows` (the whole run when null); null when none was written. */
+export function readProfile(dir: string, windows: readonly ProfileWindow[] | null): (ProfileSummary & { file: string }) | null {
   const written = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) : undefined;
-  return written ? { file: join(dir, written), ...summarizeProfile(join(dir, written), window) } : null;
+  return written ? { file: join(dir, written), ...summarizeProfile(join(dir, written), windows) } : null;
 }
 
 export function printProfile(title: string, p: ProfileSummary): void {

@@ -71,7 +71,7 @@ describe('the CPU profile summary', () => {
     try {
       const file = join(dir, 'p.cpuprofile');
       writeFileSync(file, JSON.stringify(profile));
-      const summary = summarizeProfile(file, { from: 1_003_000, to: 1_012_000 }, 3);
+      const summary = summarizeProfile(file, [{ from: 1_003_000, to: 1_012_000 }], 3);
       expect(summary.windowMs).toBe(10);
       expect(summary.busyMs).toBe(7);
       expect(summary.top).toEqual([
