@@ -10,9 +10,16 @@ export interface GqlContext extends RequestContext {
 }
 
 /**
- * A fresh context, with fresh loaders, for each HTTP request or subscription operation. Each loader
- * is made on first use: most operations (a parse, `me`) reach no field resolver that needs one.
+ * A fresh context, with fresh loaders, for each HTTP request or subscription operation. The loaders
+ * are made on first use: most operations (a parse, `me`) reach no field resolver that needs one.
  */
 export function createGqlContext(request: RequestContext, services: Services, loaderOptions?: LoaderOptions): GqlContext {
-  return { ...request, services, loaders: createLoaders(services, request.principal, loaderOptions) };
+  let loaders: Loaders | undefined;
+  return {
+    ...request,
+    services,
+    get loaders() {
+      return (loaders ??= createLoaders(services, request.principal, loaderOptions));
+    },
+  };
 }

@@ -49,9 +49,6 @@ class RequestRefused {
  * than everything else GraphQL adds to a parse).
  */
 export function registerGraphqlHttp(app: FastifyInstance, { services, documents, execute, format, landingPage }: GraphqlHttpOptions): void {
-  const answer = (reply: FastifyReply, type: string, status: number, body: ExecutionResult | { errors: GraphQLFormattedError[] }) =>
-    reply.status(status).header('cache-control', 'no-store').type(type).send(JSON.stringify(body));
-
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const accept = req.headers.accept;
     // GET, or HEAD (Fastify answers it with the GET route, without the body).
@@ -60,19 +57,16 @@ export function registerGraphqlHttp(app: FastifyInstance, { services, documents,
       return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(landingPage);
     }
     const type = answerType(accept);
-    const refuse = (refusal: RequestRefused) =>
-      answer(reply.headers(refusal.headers), type, refusal.status, { errors: [{ message: refusal.message, extensions: { code: 'INVALID_INPUT' } }] });
-
     const params = get ? fromQueryString(req.query) : fromBody(req.body);
-    if (params instanceof RequestRefused) return refuse(params);
+    if (params instanceof RequestRefused) return refuse(reply, type, params);
     const prepared = documents.prepare(params.query);
     if (!prepared.document) return answer(reply, type, 400, { errors: prepared.errors.map(format) });
     const operation = getOperationAST(prepared.document, params.operationName);
     if (operation?.operation === 'subscription') {
-      return refuse(new RequestRefused(400, 'Subscriptions run over WebSocket (graphql-transport-ws) at /graphql, not over HTTP.'));
+      return refuse(reply, type, new RequestRefused(400, 'Subscriptions run over WebSocket (graphql-transport-ws) at /graphql, not over HTTP.'));
     }
     if (operation?.operation === 'mutation' && get) {
-      return refuse(new RequestRefused(405, 'GET requests only support query operations; send a mutation with POST.', { allow: 'POST' }));
+      return refuse(reply, type, new RequestRefused(405, 'GET requests only support query operations; send a mutation with POST.', { allow: 'POST' }));
     }
     const context = createGqlContext(requestContext(services.auth, credentialsOf(req), req.id), services);
     const result = await execute({ document: prepared.document, operationName: params.operationName, variables: params.variables, context });
@@ -82,6 +76,14 @@ export function registerGraphqlHttp(app: FastifyInstance, { services, documents,
   };
 
   app.route({ method: ['GET', 'POST'], url: '/graphql', handler });
+}
+
+function answer(reply: FastifyReply, type: string, status: number, body: ExecutionResult | { errors: GraphQLFormattedError[] }) {
+  return reply.status(status).header('cache-control', 'no-store').type(type).send(JSON.stringify(body));
+}
+
+function refuse(reply: FastifyReply, type: string, refusal: RequestRefused) {
+  return answer(reply.headers(refusal.headers), type, refusal.status, { errors: [{ message: refusal.message, extensions: { code: 'INVALID_INPUT' } }] });
 }
 
 function fromBody(body: unknown): RequestParams | RequestRefused {

@@ -15,7 +15,15 @@ export class ParseResolver {
     description:
       'Resolve a public video-page URL into direct media (the same as POST /api/parse). Needs the parse scope, and with an API key an active membership (MEMBERSHIP_REQUIRED). Holds the price (default 1 credit; INSUFFICIENT_CREDITS), charges it on success, releases it on failure. Errors: INVALID_INPUT, URL_NOT_ALLOWED, NO_MEDIA_FOUND, CONTENT_UNAVAILABLE, PROVIDER_ERROR, PROVIDER_UNAVAILABLE, PROVIDER_TIMEOUT, IDEMPOTENCY_KEY_IN_USE, IDEMPOTENCY_KEY_REUSED.',
   })
-  async parse(@Args(() => ParseInputArgs) { input, idempotencyKey }: ParseInputArgs, @Ctx() ctx: GqlContext): Promise<ParseResultType> {
-    return ctx.services.parse.parse(await ctx.principal(), { ...input }, { idempotencyKey });
+  parse(@Args(() => ParseInputArgs) args: ParseInputArgs, @Ctx() ctx: GqlContext): Promise<ParseResultType> {
+    return resolveParse(args, ctx);
   }
+}
+
+/**
+ * The parse mutation: what type-graphql runs for ParseResolver.parse, and what the built schema runs
+ * directly (graphql/schema.ts), with graphql-js's coerced arguments, which are all it needs.
+ */
+export async function resolveParse({ input, idempotencyKey }: { input: ParseInput; idempotencyKey?: string | null }, ctx: GqlContext): Promise<ParseResultType> {
+  return ctx.services.parse.parse(await ctx.principal(), { ...input }, { idempotencyKey });
 }

@@ -1,0 +1,10 @@
+import { readFileSync } from 'node:fs';
+const load = (f) => { const p = JSON.parse(readFileSync(f, 'utf8')); const m = new Map(); let total = 0;
+  const walk = (n) => { const c = n.callFrame; const k = `${c.functionName || '(anon)'} ${c.url.replace(/.*node_modules\//, '').replace(/.*\/dist\//, 'dist/')}:${c.lineNumber + 1}`; m.set(k, (m.get(k) ?? 0) + n.selfSize); total += n.selfSize; n.children.forEach(walk); };
+  walk(p.head); return { m, total }; };
+const [g, r] = [load(process.argv[2]), load(process.argv[3])];
+const [okG, okR] = [Number(process.argv[4]), Number(process.argv[5])];
+console.log('bytes/answer total', Math.round(g.total / okG), Math.round(r.total / okR));
+const keys = new Set([...g.m.keys(), ...r.m.keys()]);
+const rows = [...keys].map((k) => [k, (g.m.get(k) ?? 0) / okG, (r.m.get(k) ?? 0) / okR]).sort((a, b) => (b[1] - b[2]) - (a[1] - a[2]));
+for (const [k, a, b] of rows.slice(0, 30)) console.log(Math.round(a).toString().padStart(6), Math.round(b).toString().padStart(6), Math.round(a - b).toString().padStart(6), k);
