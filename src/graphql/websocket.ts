@@ -13,7 +13,7 @@ export interface SubscriptionsOptions {
   services: Services;
   /** The HTTP door's cache: the same rules (limits, introspection) and the same parsed documents. */
   documents: DocumentCache;
-  /** The one GraphQL error mapper, with suggestions hidden. */
+  /** The one GraphQL error mapper (errors.ts), suggestions dropped when introspection is off. */
   format(error: GraphQLError): GraphQLFormattedError;
 }
 
