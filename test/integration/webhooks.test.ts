@@ -17,11 +17,11 @@ interface Delivery {
 
 /**
  * A webhook receiver on loopback. Each path answers from its own script of statuses (the last one
- * repeats); 'hang' never answers.
+ * repeats); 'hang' never answers, 'cut' closes the connection without a word.
  */
 async function startReceiver() {
   const deliveries: Delivery[] = [];
-  const scripts = new Map<string, Array<number | 'hang'>>();
+  const scripts = new Map<string, Array<number | 'hang' | 'cut'>>();
   const hanging: Array<() => void> = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -32,6 +32,7 @@ async function startReceiver() {
       const script = scripts.get(path) ?? [200];
       const next = script.length > 1 ? script.shift()! : script[0];
       if (next === 'hang') return void hanging.push(() => res.destroy());
+      if (next === 'cut') return void req.socket.destroy();
       res.writeHead(next, { 'content-type': 'text/plain' }).end(next >= 400 ? 'receiver-internal-text' : 'ok');
     });
   });
@@ -41,7 +42,7 @@ async function startReceiver() {
     origin: `http://127.0.0.1:${port}`,
     hostPort: `127.0.0.1:${port}`,
     deliveries,
-    script: (path: string, statuses: Array<number | 'hang'>) => void scripts.set(path, statuses),
+    script: (path: string, statuses: Array<number | 'hang' | 'cut'>) => void scripts.set(path, statuses),
     at: (path: string) => deliveries.filter((d) => d.path === path),
     close: () =>
       new Promise<void>((r) => {
@@ -164,25 +165,27 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
   it('takes webhookUrl in the REST body with Prefer: respond-async, and retries a receiver that fails or hangs', async () => {
     const { key } = await h.account({ credits: 5 });
     const secret = await secretOf(key);
-    receiver.script('/flaky', [500, 'hang', 200]);
+    receiver.script('/flaky', [500, 'hang', 'cut', 200]);
     const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/flaky` }, key, { prefer: 'respond-async' });
     expect(res.statusCode).toBe(202);
     expect(res.json().webhook).toEqual({ url: `${receiver.origin}/flaky`, attempts: [] });
-    const deliveries = await until('three attempts', () => delivered('/flaky', 3), 30_000);
+    const deliveries = await until('four attempts', () => delivered('/flaky', 4), 30_000);
     // One event: the same id on every retry, each attempt signed anew and valid.
     expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
     for (const d of deliveries) expect(verifyReference(secret, d.headers, d.body)).toBe(true);
-    const attempts = await until('three recorded attempts', async () => {
+    const attempts = await until('four recorded attempts', async () => {
       const body = (await h.request('GET', `/api/jobs/${res.json().id}`, { headers: { authorization: `Bearer ${key}` } })).json();
-      return body.webhook.attempts.length >= 3 && body.webhook.attempts;
+      return body.webhook.attempts.length >= 4 && body.webhook.attempts;
     });
     expect(attempts.map((a: any) => [a.attempt, a.statusCode])).toEqual([
       [1, 500],
       [2, null],
-      [3, 200],
+      [3, null],
+      [4, 200],
     ]);
     expect(attempts[0].error).toBe('The receiver answered 500.');
     expect(attempts[1].error).toBe('The receiver did not answer in time.');
+    expect(attempts[2].error).toBe('The receiver could not be reached: the server closed the connection.');
     expect(JSON.stringify(attempts)).not.toContain('receiver-internal-text');
   }, 40_000);
 

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Webhook } from 'standardwebhooks';
 import { isUuid } from '../../db/sql-values.js';
 import { AppError } from '../../errors.js';
-import { FetchError } from '../../net/fetch-error.js';
+import { FetchError, failureReason } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import type { Job } from '../jobs/job.entity.js';
 import type { JobQueue } from '../jobs/job-queue.js';
@@ -141,7 +141,11 @@ export class WebhookService {
     } catch (err) {
       // Our own words only: the receiver's text never reaches the job.
       error =
-        err instanceof AppError ? err.message : err instanceof FetchError && err.kind === 'timeout' ? 'The receiver did not answer in time.' : 'The receiver could not be reached.';
+        err instanceof AppError
+          ? err.message
+          : err instanceof FetchError && err.kind === 'timeout'
+            ? 'The receiver did not answer in time.'
+            : `The receiver could not be reached${err instanceof FetchError ? `: ${failureReason(err)}` : ''}.`;
     }
     const durationMs = Date.now() - started;
     await this.deps
