@@ -26,7 +26,8 @@ FROM node:24-bookworm-slim AS runtime
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates ffmpeg yt-dlp pocketsphinx pocketsphinx-en-us \
     && rm -rf /var/lib/apt/lists/*
-# MALLOC_ARENA_MAX is npm start's too (package.json; a test keeps them equal): two malloc arenas, not one per thread.
+# Two glibc malloc arenas instead of one per thread that touched malloc, each holding on to what it
+# freed: about 25 MB less resident under load, for the same throughput (README, Run in production).
 ENV NODE_ENV=production \
     MEDIAGATE_DATA_DIR=/var/lib/mediagate \
     MALLOC_ARENA_MAX=2

@@ -2,7 +2,7 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { serveCommand } from '../cli/node-flags.js';
+import { serveNodeFlags } from '../cli/node-flags.js';
 
 /** A process the bench started: its pid (for its memory) and how to end it. */
 export interface BenchProcess {
@@ -31,15 +31,14 @@ export async function forkServer(module: string, env: NodeJS.ProcessEnv, nodeFla
 }
 
 /**
- * Starts `mediagate serve` from dist/ as `npm start` does (its environment and Node flags included), with its output
+ * Starts `mediagate serve` from dist/ as `npm start` does (its Node flags included), with its output
  * in `logFile`, and waits until /readyz answers. `nodeFlags` go to Node too (--cpu-prof, --import).
  */
 export async function startGateway(env: NodeJS.ProcessEnv, logFile: string, nodeFlags: string[] = []): Promise<BenchProcess> {
   const port = await freePort();
   const log = openSync(logFile, 'a');
-  const serve = serveCommand();
-  const child = spawn(process.execPath, [...serve.flags, ...nodeFlags, fileURLToPath(new URL('../cli/main.js', import.meta.url)), 'serve'], {
-    env: { ...env, ...serve.env, HOST: '127.0.0.1', PORT: String(port) },
+  const child = spawn(process.execPath, [...serveNodeFlags(), ...nodeFlags, fileURLToPath(new URL('../cli/main.js', import.meta.url)), 'serve'], {
+    env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', log, log],
   });
   closeSync(log);
