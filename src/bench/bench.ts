@@ -172,7 +172,7 @@ try {
       const r = combineLoads(parts.map((p) => p.load));
       if (connections === top) windows.set(s.id, parts.map((p) => p.window));
       const problems = [...new Set(parts.flatMap((p) => p.problems))];
-      const statements = args.profile && s.contender === 'gateway' ? statementsPerAnswer(new Map(), sumCounts(parts.map((p) => p.statements)), r.ok) : undefined;
+      const statements = args.profile && s.contender === 'gateway' ? statementsPerAnswer(sumCounts(parts.map((p) => p.statements)), r.ok) : undefined;
       const ref = s.reference ? rows.find((x) => x.scenario === s.reference && x.connections === connections) : undefined;
       const proxy = rows.find((x) => x.scenario === 'proxy' && x.connections === connections);
       const row: Row = {

@@ -29,10 +29,10 @@ export function sumCounts(parts: readonly Map<string, number>[]): Map<string, nu
   return total;
 }
 
-/** Statements per answer between two counts, by shape, most frequent first. */
-export function statementsPerAnswer(before: Map<string, number>, after: Map<string, number>, answers: number): { total: number; shapes: Record<string, number> } {
-  const per = [...after.entries()]
-    .map(([shape, n]) => [shape, (n - (before.get(shape) ?? 0)) / Math.max(answers, 1)] as const)
+/** The statements made (by shape, as countsSince gives them) per answer, most frequent first. */
+export function statementsPerAnswer(made: Map<string, number>, answers: number): { total: number; shapes: Record<string, number> } {
+  const per = [...made.entries()]
+    .map(([shape, n]) => [shape, n / Math.max(answers, 1)] as const)
     .filter(([, n]) => n >= 0.005)
     .sort((a, b) => b[1] - a[1]);
   const round = (n: number) => Math.round(n * 100) / 100;
