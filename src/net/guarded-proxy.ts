@@ -19,6 +19,13 @@ export interface GuardedProxy {
  * name itself, refuses unless every address is public (or host:port is allow-listed), and connects
  * to the address it checked. A random password keeps other local processes from using it.
  */
+/** A TCP port as a request names it: 1-65535, else null (net.connect throws on anything else). */
+function portOf(digits: string): number | null {
+  if (!/^\d{1,5}$/.test(digits)) return null;
+  const port = Number(digits);
+  return port >= 1 && port <= 65535 ? port : null;
+}
+
 export async function startGuardedProxy(allowHosts: readonly string[]): Promise<GuardedProxy> {
   const allowed = parseAllowHosts(allowHosts);
   const token = randomBytes(16).toString('hex');
@@ -47,20 +54,30 @@ export async function startGuardedProxy(allowHosts: readonly string[]): Promise<
     } catch {
       return void res.writeHead(400).end();
     }
-    if (target.protocol !== 'http:') return void res.writeHead(400).end();
-    const port = Number(target.port || 80);
-    void resolve(target.hostname, port).then((address) => {
-      if (!address) return void res.writeHead(403).end();
-      const headers = { ...req.headers };
-      delete headers['proxy-authorization'];
-      delete headers['proxy-connection'];
-      const upstream = httpRequest({ host: address, port, method: req.method, path: target.pathname + target.search, headers, setHost: false }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
+    const port = target.port ? portOf(target.port) : 80;
+    if (target.protocol !== 'http:' || port === null) return void res.writeHead(400).end();
+    resolve(target.hostname, port)
+      .then((address) => {
+        if (!address) return void res.writeHead(403).end();
+        const headers = { ...req.headers };
+        delete headers['proxy-authorization'];
+        delete headers['proxy-connection'];
+        const upstream = httpRequest({ host: address, port, method: req.method, path: target.pathname + target.search, headers, setHost: false }, (up) => {
+          up.on('error', () => res.destroy());
+          try {
+            res.writeHead(up.statusCode ?? 502, up.headers);
+          } catch {
+            // A status or header Node will not repeat: the answer cannot be relayed.
+            return void (up.destroy(), res.destroy());
+          }
+          up.pipe(res);
+        });
+        upstream.on('error', () => res.destroy());
+        req.on('error', () => upstream.destroy());
+        req.pipe(upstream);
+      })
+      // Whatever a hostile request makes throw ends that request, never the process.
+      .catch(() => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
   });
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
     sockets.add(client);
@@ -68,19 +85,23 @@ export async function startGuardedProxy(allowHosts: readonly string[]): Promise<
     client.on('error', () => client.destroy());
     if (req.headers['proxy-authorization'] !== expectedAuth) return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\n\r\n');
     const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(req.url ?? '');
-    if (!m) return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
-    void resolve(m[1], Number(m[2])).then((address) => {
-      if (!address) return void client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-      const upstream = connect(Number(m[2]), address, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        if (head.length) upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      sockets.add(upstream);
-      upstream.on('close', () => sockets.delete(upstream));
-      upstream.on('error', () => client.destroy());
-    });
+    const port = m ? portOf(m[2]) : null;
+    if (!m || port === null) return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+    resolve(m[1], port)
+      .then((address) => {
+        if (!address) return void client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+        const upstream = connect(port, address, () => {
+          client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+          if (head.length) upstream.write(head);
+          upstream.pipe(client);
+          client.pipe(upstream);
+        });
+        sockets.add(upstream);
+        upstream.on('close', () => sockets.delete(upstream));
+        upstream.on('error', () => client.destroy());
+      })
+      // Whatever a hostile request makes throw ends that tunnel, never the process.
+      .catch(() => client.destroy());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;

@@ -51,7 +51,8 @@ export async function withProbeRelay<T>(
         upstream.body.on('end', () => res.end());
         upstream.body.on('error', () => res.destroy());
       })
-      .catch(() => res.writeHead(502).end());
+      // Whatever goes wrong ends this relay's answer, never the process (headers may be out already).
+      .catch(() => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
   });
   server.on('connection', (s: Socket) => {
     sockets.add(s);
