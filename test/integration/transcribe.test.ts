@@ -102,6 +102,11 @@ describe('transcribe', () => {
     expect(byAccept.body).toBe(bySrtQuery.body);
     const vtt = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, { accept: 'text/vtt' });
     expect(vtt.body.startsWith('WEBVTT')).toBe(true);
+    // q-values weigh: JSON refused outright, SRT preferred over a less wanted WebVTT.
+    const notJson = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, { accept: 'application/json;q=0, text/vtt' });
+    expect(notJson.headers['content-type']).toMatch(/^text\/vtt/);
+    const weighed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, { accept: 'text/vtt;q=0.5, application/x-subrip' });
+    expect(weighed.body).toBe(bySrtQuery.body);
   });
 
   it('offers srt and vtt fields through GraphQL', async () => {
