@@ -1,5 +1,6 @@
 import { Field, ID, ObjectType } from 'type-graphql';
 import { DateTime } from '../../graphql/scalars.js';
+import { InheritsScope } from '../../graphql/scopes.js';
 
 @ObjectType('ApiKey', { simpleResolvers: true, description: 'An API key. The secret is never shown again after creation.' })
 export class ApiKeyType {
@@ -16,5 +17,7 @@ export class ApiKeyType {
 @ObjectType({ simpleResolvers: true, description: 'A new key: the secret, once, and the key’s record' })
 export class CreatedApiKey {
   @Field({ description: 'The full secret key (mg_live_…): shown this once only; send it as Authorization: Bearer <key>' }) key!: string;
-  @Field(() => ApiKeyType, { description: 'The key as apiKeys lists it from now on' }) apiKey!: ApiKeyType;
+  @Field(() => ApiKeyType, { description: 'The key as apiKeys lists it from now on' })
+  @InheritsScope()
+  apiKey!: ApiKeyType;
 }
