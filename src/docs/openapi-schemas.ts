@@ -176,7 +176,7 @@ const job = {
     deadlineAt: { type: 'string', format: 'date-time', description: 'past it the job fails (PROVIDER_TIMEOUT) and its hold is released' },
     webhook: nullable({
       type: 'object',
-      description: 'the webhookUrl the job was started with and each delivery attempt so far; null without one',
+      description: 'the webhookUrl the job was started with and each delivery attempt so far (attempts need the read scope: listed empty for a key without it); null without one',
       required: ['url', 'attempts'],
       properties: { url: str, attempts: { type: 'array', items: { $ref: '#/components/schemas/WebhookAttempt' } } },
     }),

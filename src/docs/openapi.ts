@@ -116,7 +116,7 @@ export function buildOpenApi(): Record<string, unknown> {
               content: { ...json(ref('schemas', 'TranscriptionResponse'), { example: TRANSCRIPTION_EXAMPLE }), ...subtitles },
             },
             '202': {
-              description: 'Prefer: respond-async: the job, queued; poll Location',
+              description: 'Prefer: respond-async: the job, queued; poll Location (webhook attempts are listed only for a key with the read scope)',
               headers: { ...LIMITED, Location: ref('headers', 'Location'), 'Preference-Applied': ref('headers', 'PreferenceApplied') },
               content: json(ref('schemas', 'Job'), { example: JOB_EXAMPLE }),
             },

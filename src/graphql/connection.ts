@@ -1,5 +1,6 @@
 import { ClassType, Field, ObjectType } from 'type-graphql';
 import type { PageInfo as PageInfoShape } from '../modules/paging.js';
+import { InheritsScope } from './scopes.js';
 
 // The paging helpers live in a neutral module (repositories use them); GraphQL code may keep
 // importing them from here.
@@ -16,12 +17,18 @@ export function Connection<T extends object>(node: ClassType<T>, name: string, p
   @ObjectType(`${name}Edge`, { simpleResolvers: true, description: `One of the ${plural} with its cursor` })
   class Edge {
     @Field({ description: 'Opaque; pass it as after to continue after this edge (stays correct when rows are added meanwhile)' }) cursor!: string;
-    @Field(() => node, { description: `One of the ${plural}` }) node!: T;
+    @Field(() => node, { description: `One of the ${plural}` })
+    @InheritsScope()
+    node!: T;
   }
   @ObjectType(`${name}Connection`, { simpleResolvers: true, description: `A page of ${plural} (Relay connection)` })
   class ConnectionType {
-    @Field(() => [Edge], { description: 'The page, in the list’s order' }) edges!: Edge[];
-    @Field(() => PageInfo, { description: 'Whether more follows, and the cursor to ask for it' }) pageInfo!: PageInfo;
+    @Field(() => [Edge], { description: 'The page, in the list’s order' })
+    @InheritsScope()
+    edges!: Edge[];
+    @Field(() => PageInfo, { description: 'Whether more follows, and the cursor to ask for it' })
+    @InheritsScope()
+    pageInfo!: PageInfo;
   }
   return ConnectionType;
 }

@@ -8,6 +8,7 @@ import { JobResolver } from '../modules/jobs/job.resolver.js';
 import { ParseResolver, resolveParse } from '../modules/parse/parse.resolver.js';
 import { TranscriptionResolver } from '../modules/transcription/transcription.resolver.js';
 import { JobWebhookResolver, WebhookSecretResolver } from '../modules/webhooks/webhook.resolver.js';
+import { enforceScopes } from './scopes.js';
 
 let cached: Promise<GraphQLSchema> | undefined;
 
@@ -51,6 +52,8 @@ export function buildGraphqlSchema(): Promise<GraphQLSchema> {
     pubSub: createPubSub(),
   })
     .then(describeRoots)
-    .then(resolveHotFieldsDirectly);
+    .then(resolveHotFieldsDirectly)
+    // Last: it guards the resolvers as they finally are, the direct parse included.
+    .then(enforceScopes);
   return cached;
 }

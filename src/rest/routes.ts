@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { requireScope } from '../modules/access.js';
+import type { Principal } from '../modules/api-keys/api-key.service.js';
 import { credentialsOf, requestContext } from '../modules/auth.js';
 import { exportCreditHistoryCsv } from '../modules/credits/credit-history.export.js';
 import { toJobBody } from '../modules/jobs/job.view.js';
@@ -30,7 +31,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
     if (/\brespond-async\b/i.test(String(req.headers.prefer ?? ''))) {
       // RFC 7240: answer at once with the job to poll.
       const jobId = await services.transcription.start(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
-      const job = await jobBody(services, principal.accountId, jobId);
+      const job = await jobBody(services, principal, jobId);
       return reply.status(202).header('location', `/api/jobs/${jobId}`).header('preference-applied', 'respond-async').send(job);
     }
     const result = await services.transcription.transcribe(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
@@ -41,7 +42,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
   app.get<{ Params: { id: string } }>('/api/jobs/:id', async (req) => {
     const principal = await ctx(req).principal();
     requireScope(principal, 'read');
-    return jobBody(services, principal.accountId, req.params.id);
+    return jobBody(services, principal, req.params.id);
   });
 
   // The creditHistory query as a CSV download, streamed: errors before the first byte are error bodies.
@@ -68,10 +69,15 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
   });
 }
 
-/** A job with its webhook and the delivery attempts so far, as GET /api/jobs/{id} shows it. */
-async function jobBody(services: Services, accountId: string, jobId: string) {
-  const job = await services.jobs.get(accountId, jobId);
-  return toJobBody(job, typeof job.input.webhookUrl === 'string' ? await services.webhooks.attempts(job.id) : []);
+/**
+ * A job with its webhook and the delivery attempts so far, as GET /api/jobs/{id} shows it. The
+ * attempts need the read scope (as GraphQL's Job.webhook): a transcribe-only key's 202, a replay's
+ * included, lists none.
+ */
+async function jobBody(services: Services, principal: Principal, jobId: string) {
+  const job = await services.jobs.get(principal.accountId, jobId);
+  const attempts = typeof job.input.webhookUrl === 'string' && principal.scopes.has('read') ? await services.webhooks.attempts(job.id) : [];
+  return toJobBody(job, attempts);
 }
 
 function sendSubtitles(reply: FastifyReply, format: 'srt' | 'vtt', segments: TranscriptSegment[]) {

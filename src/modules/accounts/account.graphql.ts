@@ -1,6 +1,7 @@
 import { Field, ID, ObjectType } from 'type-graphql';
 import { Connection } from '../../graphql/connection.js';
 import { Credits, DateTime } from '../../graphql/scalars.js';
+import { InheritsScope } from '../../graphql/scopes.js';
 
 @ObjectType('Membership', { simpleResolvers: true, description: 'The account’s paid membership, which the work operations (parse, transcribe) need with an API key' })
 export class MembershipType {
@@ -22,8 +23,12 @@ export class AccountType {
   @Field({ description: 'The account’s display name' }) name!: string;
   @Field(() => String, { nullable: true, description: 'Contact address; null when none was given' }) email!: string | null;
   @Field(() => DateTime, { description: 'When the account was created' }) createdAt!: Date;
-  @Field(() => MembershipType, { nullable: true, description: 'The membership; null when the account never had one' }) membership!: MembershipType | null;
-  @Field(() => CreditBalanceType, { description: 'The current balance' }) credits!: CreditBalanceType;
+  @Field(() => MembershipType, { nullable: true, description: 'The membership; null when the account never had one' })
+  @InheritsScope()
+  membership!: MembershipType | null;
+  @Field(() => CreditBalanceType, { description: 'The current balance' })
+  @InheritsScope()
+  credits!: CreditBalanceType;
 }
 
 export const AccountConnection = Connection(AccountType, 'Account', 'accounts');

@@ -3,7 +3,8 @@ import type { Page } from '../../graphql/connection.js';
 import { DateTime } from '../../graphql/scalars.js';
 import { PageArgs } from '../jobs/job.resolver.js';
 import type { GqlContext } from '../../graphql/context.js';
-import { requireAccountAccess, requireAnalyst, requireScope } from '../access.js';
+import { RequiresScope } from '../../graphql/scopes.js';
+import { requireAccountAccess, requireAnalyst } from '../access.js';
 import { ApiKeyType } from '../api-keys/api-key.graphql.js';
 import { OperationUsageType } from '../credits/usage.graphql.js';
 import { AccountConnection, AccountType } from './account.graphql.js';
@@ -19,32 +20,32 @@ class UsageWindowArgs {
 @Resolver(() => AccountType)
 export class AccountResolver {
   @Query(() => AccountType, { description: "The caller's own account: membership and credits (read scope; no membership needed)" })
+  @RequiresScope('read')
   async me(@Ctx() ctx: GqlContext): Promise<AccountType> {
     const principal = await ctx.principal();
-    requireScope(principal, 'read');
     return ctx.services.accounts.view(principal.accountId);
   }
 
   @Query(() => AccountConnection, { description: 'Every account, newest first (admins and analysts; FORBIDDEN for others)' })
+  @RequiresScope('read')
   async accounts(@Ctx() ctx: GqlContext, @Args(() => PageArgs) { first, after }: PageArgs): Promise<Page<AccountType>> {
     const principal = await ctx.principal();
-    requireScope(principal, 'read');
     requireAnalyst(principal);
     return ctx.services.accounts.list(first, after);
   }
 
   @FieldResolver(() => [ApiKeyType], { description: 'The account’s API keys, never their secrets (scope keys; another account’s for admins and analysts only)' })
+  @RequiresScope('keys')
   async apiKeys(@Root() account: AccountType, @Ctx() ctx: GqlContext): Promise<ApiKeyType[]> {
     const principal = await ctx.principal();
-    requireScope(principal, 'keys');
     requireAccountAccess(principal, account.id);
     return ctx.loaders.apiKeys.load(account.id);
   }
 
   @FieldResolver(() => [OperationUsageType], { description: 'Credits consumed (captured) per operation in the window (another account’s for admins and analysts only)' })
+  @RequiresScope('read')
   async usage(@Root() account: AccountType, @Args(() => UsageWindowArgs) { from, to }: UsageWindowArgs, @Ctx() ctx: GqlContext): Promise<OperationUsageType[]> {
     const principal = await ctx.principal();
-    requireScope(principal, 'read');
     requireAccountAccess(principal, account.id);
     return ctx.loaders.usage(from, to).load(account.id);
   }

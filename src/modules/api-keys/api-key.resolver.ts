@@ -1,5 +1,6 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
+import { RequiresScope } from '../../graphql/scopes.js';
 import { requireScope } from '../access.js';
 import { ApiKeyType, CreatedApiKey } from './api-key.graphql.js';
 import { API_KEY_SCOPES } from './api-key.service.js';
@@ -13,9 +14,9 @@ class CreateApiKeyArgs {
 @Resolver()
 export class ApiKeyResolver {
   @Query(() => [ApiKeyType], { description: "The caller's API keys, oldest first, revoked ones included (keys scope)" })
+  @RequiresScope('keys')
   async apiKeys(@Ctx() ctx: GqlContext): Promise<ApiKeyType[]> {
     const principal = await ctx.principal();
-    requireScope(principal, 'keys');
     return ctx.services.apiKeys.list(principal.accountId);
   }
 
@@ -23,9 +24,9 @@ export class ApiKeyResolver {
     description:
       'Create a key for the caller’s account; `key` is shown this once only (keys scope). A key cannot create one with scopes it lacks itself (FORBIDDEN); a bad name or unknown scope is INVALID_INPUT.',
   })
+  @RequiresScope('keys')
   async createApiKey(@Ctx() ctx: GqlContext, @Args(() => CreateApiKeyArgs) { name, scopes }: CreateApiKeyArgs): Promise<CreatedApiKey> {
     const principal = await ctx.principal();
-    requireScope(principal, 'keys');
     // A key cannot mint a key with more power than it has itself.
     const wanted = scopes?.length ? scopes : [...principal.scopes];
     const beyond = wanted.filter((s) => (API_KEY_SCOPES as readonly string[]).includes(s) && !principal.scopes.has(s));
@@ -34,9 +35,9 @@ export class ApiKeyResolver {
   }
 
   @Mutation(() => ApiKeyType, { description: 'Revoke one of the caller’s keys (keys scope); it stops working on the next request, on every instance. Revoking twice is harmless; NOT_FOUND for an unknown id.' })
+  @RequiresScope('keys')
   async revokeApiKey(@Arg('id', () => ID, { description: 'The key’s id (ApiKey.id), not its secret' }) id: string, @Ctx() ctx: GqlContext): Promise<ApiKeyType> {
     const principal = await ctx.principal();
-    requireScope(principal, 'keys');
     return ctx.services.apiKeys.revoke(id, principal.accountId);
   }
 }

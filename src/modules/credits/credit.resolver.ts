@@ -2,7 +2,8 @@ import { Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, Query, Resolver, Ro
 import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
 import { DateTime } from '../../graphql/scalars.js';
-import { isAnalyst, requireAnalyst, requireScope } from '../access.js';
+import { InheritsScope, RequiresScope } from '../../graphql/scopes.js';
+import { isAnalyst, requireAnalyst } from '../access.js';
 import { JobType } from '../jobs/job.graphql.js';
 import { toJobRoot, type JobRoot } from '../jobs/job.resolver.js';
 import type { UsageDimension, UsageGrouping } from './credit-usage.repository.js';
@@ -31,9 +32,9 @@ class CreditUsageArgs {
 @Resolver(() => CreditEntryType)
 export class CreditResolver {
   @Query(() => [UsageBucketType], { description: 'Credits consumed (captured) per period and operation or account (read scope); analysts see every account, others their own' })
+  @RequiresScope('read')
   async creditUsage(@Ctx() ctx: GqlContext, @Args(() => CreditUsageArgs) { from, to, groupBy, by }: CreditUsageArgs): Promise<UsageBucketType[]> {
     const principal = await ctx.principal();
-    requireScope(principal, 'read');
     return ctx.services.usage.usage({
       from,
       to,
@@ -44,18 +45,20 @@ export class CreditResolver {
   }
 
   @Query(() => CreditEntryConnection, { description: 'Ledger entries, newest first (read scope); accountId defaults to the caller’s own. The same as GET /api/credit-history.csv.' })
+  @RequiresScope('read')
   async creditHistory(
     @Ctx() ctx: GqlContext,
     @Args(() => CreditHistoryArgs) { accountId, from, to, kinds, first, after }: CreditHistoryArgs,
   ): Promise<Page<CreditEntryType>> {
     const principal = await ctx.principal();
-    requireScope(principal, 'read');
     if (accountId && accountId !== principal.accountId) requireAnalyst(principal);
     const page = await ctx.services.history.list({ accountId: accountId ?? principal.accountId, from, to, kinds, first, after });
     return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toEntryType(e.node) })) };
   }
 
+  // The entry's own job: history already needed read, and analysts' reach across accounts.
   @FieldResolver(() => JobType, { nullable: true, description: 'The task the entry belongs to; null for grants and adjustments' })
+  @InheritsScope()
   async job(@Root() entry: CreditEntryType, @Ctx() ctx: GqlContext): Promise<JobRoot | null> {
     if (!entry.jobId) return null;
     const job = await ctx.loaders.job.load(entry.jobId);

@@ -2,6 +2,7 @@ import { Field, Float, ID, ObjectType } from 'type-graphql';
 import { Connection } from '../../graphql/connection.js';
 import { stringEnum } from '../../graphql/enums.js';
 import { Credits, DateTime, JSONObject } from '../../graphql/scalars.js';
+import { InheritsScope } from '../../graphql/scopes.js';
 import { JOB_STATUSES, type JobStatus } from './job.entity.js';
 import type { JobErrorView, JobView } from './job.view.js';
 
@@ -28,7 +29,9 @@ export class JobType implements JobView {
   @Field(() => JSONObject, { description: 'The input, as validated (ParseInput or TranscribeInput fields)' }) input!: Record<string, unknown>;
   @Field(() => JSONObject, { nullable: true, description: 'The success body, as the operation returned it; null until SUCCEEDED' })
   result!: Record<string, unknown> | null;
-  @Field(() => JobErrorType, { nullable: true, description: 'Why the job failed or was canceled; null otherwise' }) error!: JobErrorType | null;
+  @Field(() => JobErrorType, { nullable: true, description: 'Why the job failed or was canceled; null otherwise' })
+  @InheritsScope()
+  error!: JobErrorType | null;
   @Field(() => String, { nullable: true, description: 'The x-request-id of the request that opened the job (to quote when asking why it failed)' })
   requestId!: string | null;
   @Field(() => String, { nullable: true, description: 'The provider that did the work (builtin, cobalt, ytdlp; openai, deepgram, assemblyai, local); null until one answered' })

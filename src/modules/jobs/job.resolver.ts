@@ -2,7 +2,8 @@ import { Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, Mutation, Quer
 import type { GqlContext } from '../../graphql/context.js';
 import type { Page } from '../../graphql/connection.js';
 import { AppError } from '../../errors.js';
-import { requireAccountAccess, requireScope } from '../access.js';
+import { RequiresScope } from '../../graphql/scopes.js';
+import { requireAccountAccess } from '../access.js';
 import { AccountType } from '../accounts/account.graphql.js';
 import type { Job } from './job.entity.js';
 import { JobConnection, JobType } from './job.graphql.js';
@@ -25,17 +26,17 @@ export function toJobRoot(job: Job): JobRoot {
 @Resolver(() => JobType)
 export class JobResolver {
   @Query(() => JobType, { description: 'One of the caller’s jobs (read scope). NOT_FOUND for an unknown id or another account’s job.' })
+  @RequiresScope('read')
   async job(@Arg('id', () => ID, { description: 'The job id' }) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
-    requireScope(principal, 'read');
     return toJobRoot(await ctx.services.jobs.get(principal.accountId, id));
   }
 
-  @Mutation(() => JobType, { description: 'Cancel a queued or running job (read scope): its hold is released and nothing is charged. A finished job is returned as it is. NOT_FOUND for an unknown id.' })
+  @Mutation(() => JobType, { description: 'Cancel a queued or running job (transcribe scope, the one that starts jobs): its hold is released and nothing is charged. A finished job is returned as it is. NOT_FOUND for an unknown id.' })
+  @RequiresScope('transcribe')
   async cancelJob(@Arg('id', () => ID, { description: 'The job to cancel' }) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
-    requireScope(principal, 'read');
-    return toJobRoot(await ctx.services.jobControl.cancel(principal.accountId, id));
+    return toJobRoot(await ctx.services.jobControl.cancel(principal, id));
   }
 
   @Subscription(() => JobType, {
@@ -43,24 +44,29 @@ export class JobResolver {
     subscribe: async ({ args, context }) => {
       const ctx = context as GqlContext;
       const principal = await ctx.principal();
-      requireScope(principal, 'read');
       // The first read happens here, so an unknown id fails the subscription itself.
       return ctx.services.jobUpdates.watch(principal.accountId, String(args.id));
     },
   })
+  @RequiresScope('read')
   jobUpdated(@Root() job: Job, @Arg('id', () => ID, { description: 'The job to follow' }) _id: string): JobType {
     return toJobRoot(job);
   }
 
   @Query(() => JobConnection, { description: 'The caller’s jobs, newest first (read scope)' })
+  @RequiresScope('read')
   async jobs(@Ctx() ctx: GqlContext, @Args(() => PageArgs) { first, after }: PageArgs): Promise<Page<JobType>> {
     const principal = await ctx.principal();
-    requireScope(principal, 'read');
     const page = await ctx.services.jobs.list(principal.accountId, first, after);
     return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toJobRoot(e.node) })) };
   }
 
-  @FieldResolver(() => AccountType, { description: 'The account the job belongs to (another account’s only for admins and analysts: FORBIDDEN)' })
+  // Nullable: a refusal (FORBIDDEN) leaves the rest of the job in the answer, startTranscription's id first.
+  @FieldResolver(() => AccountType, {
+    nullable: true,
+    description: 'The account the job belongs to (read scope; another account’s only for admins and analysts). Null, with FORBIDDEN in errors, when refused.',
+  })
+  @RequiresScope('read')
   async account(@Root() job: JobRoot, @Ctx() ctx: GqlContext): Promise<AccountType> {
     // A job handed on without its owner (startTranscription's) finds it through the job loader.
     const accountId = job.accountId ?? (await ctx.loaders.job.load(job.id))?.accountId;

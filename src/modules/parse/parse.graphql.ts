@@ -1,5 +1,6 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Credits, JSONObject } from '../../graphql/scalars.js';
+import { InheritsScope } from '../../graphql/scopes.js';
 
 @ObjectType('MediaFormat', { simpleResolvers: true, description: 'A direct media URL and what is known of it; null means unknown, never a guess.' })
 export class MediaFormatType {
@@ -18,6 +19,7 @@ export class MediaFormatType {
   @Field(() => String, { nullable: true, description: 'ISO-8601; when the direct URL stops working, if the site says; null otherwise' }) expiresAt!: string | null;
   @Field(() => JSONObject, { nullable: true, description: 'Request headers the URL needs (e.g. Referer), name → value; null when none' }) headers!: Record<string, string> | null;
   @Field(() => MediaFormatType, { nullable: true, description: 'For a video variant without sound of its own (HLS/DASH): the audio track to play or mux with it' })
+  @InheritsScope()
   audio?: MediaFormatType | null;
 }
 
@@ -31,8 +33,12 @@ export class CoverImageType {
 @ObjectType('ParseItem', { simpleResolvers: true, description: 'One item of a multi-item post (gallery or playlist): its chosen format with its own title, picture and other formats.' })
 export class ParseItemType extends MediaFormatType {
   @Field(() => String, { nullable: true, description: 'The item’s own title; null when it has none' }) title!: string | null;
-  @Field(() => CoverImageType, { nullable: true, description: 'The item’s own picture; null when it has none' }) cover!: CoverImageType | null;
-  @Field(() => [MediaFormatType], { description: 'The item’s other formats' }) alternatives!: MediaFormatType[];
+  @Field(() => CoverImageType, { nullable: true, description: 'The item’s own picture; null when it has none' })
+  @InheritsScope()
+  cover!: CoverImageType | null;
+  @Field(() => [MediaFormatType], { description: 'The item’s other formats' })
+  @InheritsScope()
+  alternatives!: MediaFormatType[];
 }
 
 @ObjectType('MediaMetadata', { simpleResolvers: true, description: 'What the page says about its media; each field null when the page does not say' })
@@ -59,14 +65,26 @@ export class ParseResultType {
   @Field({ description: 'The page URL, as checked' }) url!: string;
   @Field({ description: 'The mode applied: auto, audio or mute' }) mode!: string;
   @Field({ description: 'The quality applied: max, 1080, 720 or 480 (the default when none was asked)' }) quality!: string;
-  @Field(() => MediaFormatType, { description: 'The format chosen for mode and quality: the highest at or below the quality’s height' }) media!: MediaFormatType;
-  @Field(() => [MediaFormatType], { description: 'The other formats the page offers' }) alternatives!: MediaFormatType[];
-  @Field(() => [ParseItemType], { description: 'Multi-item posts: one entry per item (empty for a single media)' }) items!: ParseItemType[];
+  @Field(() => MediaFormatType, { description: 'The format chosen for mode and quality: the highest at or below the quality’s height' })
+  @InheritsScope()
+  media!: MediaFormatType;
+  @Field(() => [MediaFormatType], { description: 'The other formats the page offers' })
+  @InheritsScope()
+  alternatives!: MediaFormatType[];
+  @Field(() => [ParseItemType], { description: 'Multi-item posts: one entry per item (empty for a single media)' })
+  @InheritsScope()
+  items!: ParseItemType[];
   @Field(() => Int, { description: 'Items the post has; more than items when the list was capped (PARSE_MAX_ITEMS)' }) itemsTotal!: number;
-  @Field(() => CoverImageType, { nullable: true, description: 'The page’s picture; null when it has none' }) cover!: CoverImageType | null;
-  @Field(() => MediaMetadataType, { description: 'What the page says about its media' }) metadata!: MediaMetadataType;
+  @Field(() => CoverImageType, { nullable: true, description: 'The page’s picture; null when it has none' })
+  @InheritsScope()
+  cover!: CoverImageType | null;
+  @Field(() => MediaMetadataType, { description: 'What the page says about its media' })
+  @InheritsScope()
+  metadata!: MediaMetadataType;
   @Field({ description: 'The parse provider that answered: builtin, cobalt or ytdlp' }) provider!: string;
-  @Field(() => CreditChargeType, { description: 'What the parse cost (default 1 credit)' }) credits!: CreditChargeType;
+  @Field(() => CreditChargeType, { description: 'What the parse cost (default 1 credit)' })
+  @InheritsScope()
+  credits!: CreditChargeType;
 }
 
 @InputType({ description: 'mode: auto | audio | mute (default auto); quality: max | 1080 | 720 | 480 (default 1080 for members, 720 otherwise)' })

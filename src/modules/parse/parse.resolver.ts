@@ -1,5 +1,6 @@
 import { Args, ArgsType, Ctx, Field, Mutation, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
+import { RequiresScope } from '../../graphql/scopes.js';
 import { ParseInput, ParseResultType } from './parse.graphql.js';
 
 @ArgsType()
@@ -15,6 +16,7 @@ export class ParseResolver {
     description:
       'Resolve a public video-page URL into direct media (the same as POST /api/parse). Needs the parse scope, and with an API key an active membership (MEMBERSHIP_REQUIRED). Holds the price (default 1 credit; INSUFFICIENT_CREDITS), charges it on success, releases it on failure. Errors: INVALID_INPUT, URL_NOT_ALLOWED, NO_MEDIA_FOUND, CONTENT_UNAVAILABLE, PROVIDER_ERROR, PROVIDER_UNAVAILABLE, PROVIDER_TIMEOUT, IDEMPOTENCY_KEY_IN_USE, IDEMPOTENCY_KEY_REUSED.',
   })
+  @RequiresScope('parse')
   parse(@Args(() => ParseInputArgs) args: ParseInputArgs, @Ctx() ctx: GqlContext): Promise<ParseResultType> {
     return resolveParse(args, ctx);
   }

@@ -52,8 +52,9 @@ export class ParseService {
   ) {}
 
   async parse(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<ParseResponse> {
-    const input = validate(parseInputSchema, dropNulls(rawInput as object));
+    // The scope first, as GraphQL's declared rule checks it: both doors refuse alike.
     requireScope(principal, 'parse');
+    const input = validate(parseInputSchema, dropNulls(rawInput as object));
     // With an API key the work needs a membership; a signed-in frontend user may use the free tier.
     if (principal.via === 'api_key') requireMembership(principal);
     const mode = input.mode ?? 'auto';

@@ -1,4 +1,5 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { InheritsScope } from '../../graphql/scopes.js';
 import { CreditChargeType } from '../parse/parse.graphql.js';
 
 @ObjectType('TranscriptWord', { simpleResolvers: true, description: 'One word with its own timing' })
@@ -16,7 +17,9 @@ export class TranscriptSegmentType {
   @Field(() => Float, { description: 'Seconds from the start of the media' }) end!: number;
   @Field({ description: 'What was said' }) text!: string;
   @Field(() => String, { nullable: true, description: 'Speaker label; null unless the provider tells speakers apart' }) speaker!: string | null;
-  @Field(() => [TranscriptWordType], { nullable: true, description: 'Word timings, when the provider gives them; null otherwise' }) words?: TranscriptWordType[] | null;
+  @Field(() => [TranscriptWordType], { nullable: true, description: 'Word timings, when the provider gives them; null otherwise' })
+  @InheritsScope()
+  words?: TranscriptWordType[] | null;
 }
 
 @ObjectType('Transcription', { simpleResolvers: true, description: 'A finished transcript with its timed segments and what it cost' })
@@ -27,9 +30,13 @@ export class TranscriptionType {
   @Field(() => String, { nullable: true, description: 'ISO-639-1 code of the speech, as asked or detected; null when unknown' }) language!: string | null;
   @Field(() => Float, { nullable: true, description: 'Length of the media in seconds; null when unknown' }) durationSeconds!: number | null;
   @Field({ description: 'The whole transcript as plain text' }) text!: string;
-  @Field(() => [TranscriptSegmentType], { description: 'The transcript in the provider’s timed segments, in order (srt and vtt re-time them into subtitle cues)' }) segments!: TranscriptSegmentType[];
+  @Field(() => [TranscriptSegmentType], { description: 'The transcript in the provider’s timed segments, in order (srt and vtt re-time them into subtitle cues)' })
+  @InheritsScope()
+  segments!: TranscriptSegmentType[];
   @Field({ description: 'The transcription provider that answered: openai, deepgram, assemblyai or local' }) provider!: string;
-  @Field(() => CreditChargeType, { description: 'What the transcription cost (default 1 credit per started minute of media)' }) credits!: CreditChargeType;
+  @Field(() => CreditChargeType, { description: 'What the transcription cost (default 1 credit per started minute of media)' })
+  @InheritsScope()
+  credits!: CreditChargeType;
 }
 
 @InputType({ description: 'language: BCP-47 / ISO-639-1 code of the speech, e.g. en' })

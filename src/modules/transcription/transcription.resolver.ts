@@ -1,5 +1,6 @@
 import { Args, ArgsType, Ctx, Field, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
+import { RequiresScope } from '../../graphql/scopes.js';
 import { JobType } from '../jobs/job.graphql.js';
 import { toJobType } from '../jobs/job.view.js';
 import { toSrt, toVtt } from './subtitles.js';
@@ -18,6 +19,7 @@ export class TranscriptionResolver {
     description:
       'Transcribe a media URL and wait for the transcript (the same as POST /api/transcribe). Needs the transcribe scope and an active membership (MEMBERSHIP_REQUIRED). Costs 1 credit per started minute of media by default: held first (INSUFFICIENT_CREDITS), charged on success, released on failure. Errors as parse; NO_MEDIA_FOUND when the media has no sound. For long media prefer startTranscription.',
   })
+  @RequiresScope('transcribe')
   async transcribe(@Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs, @Ctx() ctx: GqlContext): Promise<TranscriptionType> {
     return ctx.services.transcription.transcribe(await ctx.principal(), { ...input }, { idempotencyKey });
   }
@@ -26,6 +28,7 @@ export class TranscriptionResolver {
     description:
       'Queue a transcription and return its job at once; follow it with job(id) or the jobUpdated subscription, or give a webhookUrl. Credits are held now and charged on success. PROVIDER_UNAVAILABLE when this instance runs no job queue.',
   })
+  @RequiresScope('transcribe')
   async startTranscription(@Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
     const jobId = await ctx.services.transcription.start(principal, { ...input }, { idempotencyKey });

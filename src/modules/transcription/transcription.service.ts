@@ -65,10 +65,10 @@ export class TranscriptionService {
     return Math.max(1, Math.ceil(durationSeconds / 60)) * this.deps.config.prices.transcribePerMinute;
   }
 
-  /** Everything checked before any credit is held: input, scope, membership, URLs, a provider. */
+  /** Everything checked before any credit is held: scope (first, as GraphQL's declared rule), input, membership, URLs, a provider. */
   private async prepare(principal: Principal, rawInput: unknown): Promise<TranscribeRequest> {
-    const input = validate(transcribeInputSchema, dropNulls(rawInput as object));
     requireScope(principal, 'transcribe');
+    const input = validate(transcribeInputSchema, dropNulls(rawInput as object));
     requireMembership(principal);
     const mediaUrl = (await this.deps.client.checkUrl(input.mediaUrl)).toString();
     // The webhook URL is the caller's too: refused now if it leads somewhere private, and judged again at every delivery.

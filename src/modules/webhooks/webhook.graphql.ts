@@ -1,5 +1,6 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import { DateTime } from '../../graphql/scalars.js';
+import { InheritsScope } from '../../graphql/scopes.js';
 
 @ObjectType('WebhookSecret', { simpleResolvers: true, description: 'The secret webhook deliveries are signed with (Standard Webhooks, whsec_…)' })
 export class WebhookSecretType {
@@ -22,5 +23,7 @@ export class WebhookAttemptType {
 @ObjectType('JobWebhook', { simpleResolvers: true, description: 'Where a job’s end is announced, and each delivery attempt so far' })
 export class JobWebhookType {
   @Field({ description: 'The webhookUrl the job was started with' }) url!: string;
-  @Field(() => [WebhookAttemptType], { description: 'The attempts so far, oldest first; empty until the job ends' }) attempts!: WebhookAttemptType[];
+  @Field(() => [WebhookAttemptType], { description: 'The attempts so far, oldest first; empty until the job ends' })
+  @InheritsScope()
+  attempts!: WebhookAttemptType[];
 }

@@ -1,29 +1,30 @@
 import { Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
-import { requireScope } from '../access.js';
+import { RequiresScope } from '../../graphql/scopes.js';
 import { JobType } from '../jobs/job.graphql.js';
 import { JobWebhookType, WebhookSecretType } from './webhook.graphql.js';
 
 @Resolver()
 export class WebhookSecretResolver {
   @Query(() => WebhookSecretType, { description: 'The secret your webhook receiver verifies deliveries with (made on first read; keys scope)' })
+  @RequiresScope('keys')
   async webhookSecret(@Ctx() ctx: GqlContext): Promise<WebhookSecretType> {
     const principal = await ctx.principal();
-    requireScope(principal, 'keys');
     return ctx.services.webhookSecrets.get(principal.accountId);
   }
 
   @Mutation(() => WebhookSecretType, { description: 'Replace the signing secret (keys scope); deliveries from now on, retries included, are signed with the new one' })
+  @RequiresScope('keys')
   async rotateWebhookSecret(@Ctx() ctx: GqlContext): Promise<WebhookSecretType> {
     const principal = await ctx.principal();
-    requireScope(principal, 'keys');
     return ctx.services.webhookSecrets.rotate(principal.accountId);
   }
 }
 
 @Resolver(() => JobType)
 export class JobWebhookResolver {
-  @FieldResolver(() => JobWebhookType, { nullable: true, description: 'The job’s webhook and its delivery attempts; null without a webhookUrl' })
+  @FieldResolver(() => JobWebhookType, { nullable: true, description: 'The job’s webhook and its delivery attempts (read scope); null without a webhookUrl, or with FORBIDDEN in errors when refused' })
+  @RequiresScope('read')
   async webhook(@Root() job: JobType, @Ctx() ctx: GqlContext): Promise<JobWebhookType | null> {
     const url = job.input.webhookUrl;
     if (typeof url !== 'string') return null;
