@@ -96,13 +96,14 @@ export function createServices(
     },
     notifications,
   );
-  const webhookSecrets = new WebhookSecretRepository(em, config.apiKeyPepper);
+  const webhookLog = log.child({ component: 'webhooks' });
+  const webhookSecrets = new WebhookSecretRepository(em, config.apiKeyPepper, webhookLog);
   const webhooks = new WebhookService({
     em,
     secrets: webhookSecrets,
     client,
     queue,
-    log: log.child({ component: 'webhooks' }),
+    log: webhookLog,
     timeoutMs: config.webhooks.timeoutMs,
     view: (job, attempts) => toJobBody(job, attempts) as unknown as Record<string, unknown>,
     loadJob: (jobId) => em().findOne(Job, { id: jobId }),

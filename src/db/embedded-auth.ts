@@ -23,6 +23,8 @@ const PROTOCOL_3 = 196608;
 const MAX_STARTUP = 10_000;
 /** SASL messages are short; anything longer is not a client we know. */
 const MAX_MESSAGE = 4096;
+/** Bytes held for a connection before it authenticates: one startup packet and one SASL message, never more. */
+const MAX_BUFFERED = MAX_STARTUP + MAX_MESSAGE;
 const ITERATIONS = 4096;
 /** A connection that has not authenticated by then is closed. */
 const HANDSHAKE_MS = 10_000;
@@ -34,7 +36,12 @@ export async function startPasswordGate(password: string, target: string): Promi
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    admit(socket, keys, target);
+    socket.on('error', () => socket.destroy());
+    try {
+      admit(socket, keys, target);
+    } catch {
+      socket.destroy();
+    }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -69,87 +76,153 @@ function scramKeys(password: string): ScramKeys {
 
 const hmac = (key: Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 
-/** Runs one connection's startup and SCRAM exchange, then hands it to PGlite with its startup message replayed. */
+/** A refusal: PostgreSQL's SQLSTATE and words, sent as a FATAL ErrorResponse before the connection closes. */
+class Refusal extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const violation = (message: string) => new Refusal('08P01', message);
+
+/** A startup message, checked: its bytes (replayed to PGlite once authenticated) and the user it names. */
+interface Startup {
+  bytes: Buffer;
+  user: string;
+}
+
+interface Exchange {
+  gs2Header: string;
+  clientFirstBare: string;
+  serverFirst: string;
+  nonce: string;
+}
+
+/**
+ * Runs one connection's startup and SCRAM exchange, then hands it to PGlite with its startup message
+ * replayed. Nothing a client sends can throw out of here: every failure is a FATAL ErrorResponse and
+ * the end of this connection only.
+ */
 function admit(socket: Socket, keys: ScramKeys, target: string): void {
   socket.setNoDelay(true);
   let pending = Buffer.alloc(0);
-  let startup: Buffer | null = null;
-  let exchange: { clientFirstBare: string; serverFirst: string; nonce: string; gs2Header: string } | null = null;
-  const timer = setTimeout(() => socket.destroy(), HANDSHAKE_MS);
-  const refuse = (code: string, message: string) => {
-    clearTimeout(timer);
+  let startup: Startup | null = null;
+  let exchange: Exchange | null = null;
+  let done = false;
+  const finish = () => {
+    done = true;
     socket.off('data', onData);
+  };
+  const refuse = (code: string, message: string) => {
+    finish();
+    // Kept reading (and dropping) until the client closes, so the error is not lost to a reset; the timer ends a client that never does.
+    socket.resume();
     socket.end(errorResponse(code, message));
   };
+  const timer = setTimeout(() => {
+    if (done) socket.destroy();
+    else refuse('08P01', 'canceling authentication due to timeout');
+  }, HANDSHAKE_MS);
+  socket.once('close', () => clearTimeout(timer));
 
-  const onData = (chunk: Buffer) => {
-    pending = Buffer.concat([pending, chunk]);
+  const step = (): void => {
     for (;;) {
       if (!startup) {
         // Untyped: length, then a code (startup, SSL, GSS encryption or cancel request).
         if (pending.length < 8) return;
         const length = pending.readInt32BE(0);
-        if (length < 8 || length > MAX_STARTUP) return refuse('08P01', 'invalid startup packet length');
+        if (length < 8 || length > MAX_STARTUP) throw violation('invalid length of startup packet');
         if (pending.length < length) return;
-        const message = pending.subarray(0, length);
+        const message = Buffer.from(pending.subarray(0, length));
         pending = pending.subarray(length);
         const code = message.readInt32BE(4);
         if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+          if (length !== 8) throw violation('invalid length of startup packet');
           // No encryption on a loopback socket: the client goes on in the clear (or gives up if it requires it).
           socket.write('N');
           continue;
         }
         if (code === CANCEL_REQUEST) {
-          clearTimeout(timer);
+          // Nothing to cancel before a session exists here: PostgreSQL closes such a connection without a word.
+          finish();
           socket.destroy();
           return;
         }
-        if (code !== PROTOCOL_3) return refuse('0A000', 'unsupported frontend protocol');
-        startup = Buffer.from(message);
+        if (code !== PROTOCOL_3) throw new Refusal('0A000', 'unsupported frontend protocol');
+        startup = { bytes: message, user: startupUser(message) };
         socket.write(authentication(10, Buffer.from('SCRAM-SHA-256\0\0')));
         continue;
       }
       // Typed: a byte, then a length that counts itself.
       if (pending.length < 5) return;
+      if (pending[0] !== 0x70 /* 'p' */) throw new Refusal('28000', 'password authentication is required');
       const length = pending.readInt32BE(1);
-      if (pending[0] !== 0x70 /* 'p' */) return refuse('28000', 'password authentication is required');
-      if (length < 4 || length > MAX_MESSAGE) return refuse('08P01', 'invalid message length');
+      if (length < 4 || length > MAX_MESSAGE) throw violation('invalid message length');
       if (pending.length < 1 + length) return;
-      const body = pending.subarray(5, 1 + length);
+      const body = Buffer.from(pending.subarray(5, 1 + length));
       pending = pending.subarray(1 + length);
       if (!exchange) {
-        const mechanismEnd = body.indexOf(0);
-        if (mechanismEnd < 0 || body.toString('utf8', 0, mechanismEnd) !== 'SCRAM-SHA-256') return refuse('28000', 'SCRAM-SHA-256 is the only mechanism offered');
-        const clientFirst = body.toString('utf8', mechanismEnd + 5);
-        // gs2 header "n,," or "y,,": no channel binding over a loopback socket without TLS.
-        const parsed = /^([ny],[^,]*,)(n=[^,]*,r=([^,]+).*)$/.exec(clientFirst);
-        if (!parsed) return refuse('08P01', 'malformed SCRAM client-first-message');
-        const nonce = parsed[3] + randomBytes(18).toString('base64');
-        const serverFirst = `r=${nonce},s=${keys.salt.toString('base64')},i=${ITERATIONS}`;
-        exchange = { gs2Header: parsed[1], clientFirstBare: parsed[2], serverFirst, nonce };
-        socket.write(authentication(11, Buffer.from(serverFirst)));
+        exchange = clientFirst(body, keys);
+        socket.write(authentication(11, Buffer.from(exchange.serverFirst)));
         continue;
       }
-      const clientFinal = body.toString('utf8');
-      const proofAt = clientFinal.lastIndexOf(',p=');
-      const withoutProof = clientFinal.slice(0, proofAt);
-      const proof = Buffer.from(clientFinal.slice(proofAt + 3), 'base64');
-      const authMessage = `${exchange.clientFirstBare},${exchange.serverFirst},${withoutProof}`;
-      const signature = hmac(keys.storedKey, authMessage);
-      const expected = `c=${Buffer.from(exchange.gs2Header).toString('base64')},r=${exchange.nonce}`;
-      const clientKey = proof.length === signature.length ? Buffer.from(proof.map((b, i) => b ^ signature[i])) : null;
-      const verified =
-        proofAt > 0 && withoutProof === expected && clientKey !== null && timingSafeEqual(createHash('sha256').update(clientKey).digest(), keys.storedKey);
-      if (!verified) return refuse('28P01', `password authentication failed for user "${startupUser(startup)}"`);
-      socket.write(authentication(12, Buffer.from(`v=${hmac(keys.serverKey, authMessage).toString('base64')}`)));
+      const authMessage = clientFinal(body, exchange, keys, startup.user);
+      finish();
       clearTimeout(timer);
-      socket.off('data', onData);
-      join(socket, target, startup, pending);
+      socket.write(authentication(12, Buffer.from(`v=${hmac(keys.serverKey, authMessage).toString('base64')}`)));
+      join(socket, target, startup.bytes, pending);
       return;
     }
   };
+
+  const onData = (chunk: Buffer) => {
+    if (done) return;
+    try {
+      // A client that authenticates never has more than one message outstanding.
+      if (pending.length + chunk.length > MAX_BUFFERED) throw violation('too much data before authentication');
+      pending = Buffer.concat([pending, chunk]);
+      step();
+    } catch (err) {
+      if (err instanceof Refusal) refuse(err.code, err.message);
+      else refuse('08P01', 'invalid authentication exchange');
+    }
+  };
   socket.on('data', onData);
-  socket.on('error', () => socket.destroy());
+}
+
+/** A SASLInitialResponse: the mechanism, then the client-first-message; answered by the server-first-message. */
+function clientFirst(body: Buffer, keys: ScramKeys): Exchange {
+  const mechanismEnd = body.indexOf(0);
+  if (mechanismEnd < 0) throw violation('malformed SASLInitialResponse message');
+  if (body.toString('utf8', 0, mechanismEnd) !== 'SCRAM-SHA-256') throw new Refusal('28000', 'SCRAM-SHA-256 is the only mechanism offered');
+  if (body.length < mechanismEnd + 5) throw violation('malformed SASLInitialResponse message');
+  const declared = body.readInt32BE(mechanismEnd + 1);
+  if (declared !== body.length - mechanismEnd - 5) throw violation('malformed SASLInitialResponse message');
+  // gs2 header "n,," or "y,," (no channel binding over a loopback socket without TLS), then n=user,r=nonce[,extensions].
+  const parsed = /^([ny],(?:a=[^,]*)?,)(n=[^,]*,r=([\x21-\x2b\x2d-\x7e]+)(?:,[\s\S]*)?)$/.exec(body.toString('utf8', mechanismEnd + 5));
+  if (!parsed) throw violation('malformed SCRAM message');
+  const nonce = parsed[3] + randomBytes(18).toString('base64');
+  return { gs2Header: parsed[1], clientFirstBare: parsed[2], nonce, serverFirst: `r=${nonce},s=${keys.salt.toString('base64')},i=${ITERATIONS}` };
+}
+
+/** A SASLResponse: the client-final-message, checked against the exchange; the AuthMessage when the proof is right. */
+function clientFinal(body: Buffer, exchange: Exchange, keys: ScramKeys, user: string): string {
+  const parsed = /^(c=([A-Za-z0-9+/=]*),r=([^,]*)(?:,[\s\S]*)?),p=([A-Za-z0-9+/]{43}=)$/.exec(body.toString('utf8'));
+  if (!parsed) throw violation('malformed SCRAM message');
+  const [, withoutProof, binding, nonce, proofText] = parsed;
+  if (binding !== Buffer.from(exchange.gs2Header).toString('base64')) throw violation('SCRAM channel binding check failed');
+  if (nonce !== exchange.nonce) throw violation('SCRAM nonce mismatch');
+  const authMessage = `${exchange.clientFirstBare},${exchange.serverFirst},${withoutProof}`;
+  const proof = Buffer.from(proofText, 'base64');
+  const signature = hmac(keys.storedKey, authMessage);
+  const clientKey = Buffer.from(proof.map((b, i) => b ^ signature[i]));
+  if (proof.length !== signature.length || !timingSafeEqual(createHash('sha256').update(clientKey).digest(), keys.storedKey)) {
+    throw new Refusal('28P01', `password authentication failed for user "${user}"`);
+  }
+  return authMessage;
 }
 
 /** Authenticated: PGlite answers the replayed startup (AuthenticationOk, parameters, ReadyForQuery) and the rest flows both ways. */
@@ -184,9 +257,18 @@ function errorResponse(code: string, message: string): Buffer {
   return out;
 }
 
-/** The user a startup message names (for the error message, as PostgreSQL words it). */
-function startupUser(startup: Buffer | null): string {
-  const parts = startup ? startup.toString('utf8', 8).split('\0') : [];
-  const at = parts.indexOf('user');
-  return at >= 0 ? parts[at + 1].replace(/[^\w.@-]/g, '') : '';
+/**
+ * The user a startup message names, its layout checked as PostgreSQL checks it (name/value pairs of
+ * NUL-terminated strings, then a NUL), printable characters only (it goes into an error message).
+ */
+function startupUser(message: Buffer): string {
+  if (message.length < 9 || message[message.length - 1] !== 0) throw violation('invalid startup packet layout: expected terminator as last byte');
+  const parts = message.toString('utf8', 8, message.length - 1).split('\0');
+  // Pairs, then the final NUL: an odd count means a name without a value, an empty name is the terminator and must come last.
+  const layoutOk = parts.length % 2 === 1 && parts.every((part, i) => (i === parts.length - 1 ? part === '' : i % 2 === 1 || part !== ''));
+  if (!layoutOk) throw violation('invalid startup packet layout: expected terminator as last byte');
+  const at = parts.findIndex((part, i) => i % 2 === 0 && part === 'user');
+  const user = at >= 0 ? parts[at + 1] : '';
+  if (!user) throw new Refusal('28000', 'no PostgreSQL user name specified in startup packet');
+  return user.replace(/[^\w.@-]/g, '');
 }

@@ -103,6 +103,47 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
   });
 
+  it('refuses createApiKey and rotateWebhookSecret by a key revoked behind this instance’s back: UNAUTHENTICATED, as any revoked key, and nothing written', async () => {
+    const keysOf = async (accountId: string) => Number((await h.sql<{ n: string }>(`select count(*) as n from api_key where account_id = ?`, [accountId]))[0].n);
+    const secretRowOf = async (accountId: string) =>
+      (await h.sql<{ s: string; at: string }>(`select encode(secret_enc, 'hex') as s, created_at::text as at from webhook_secret where account_id = ?`, [accountId]))[0];
+
+    // Minting a key: the statement itself checks the caller's key, whatever this instance's cache says.
+    const minter = await heardAccount(h, { credits: 5 });
+    expect(await me(minter.key)).toBe(minter.accountId); // now in the cache
+    await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [minter.keyId]);
+    expect(await me(minter.key)).toBe(minter.accountId); // the cache has not heard
+    const mint = () => h.gql(`mutation { createApiKey(name: "after revocation") { key apiKey { id } } }`, {}, minter.key);
+    const created = await mint();
+    expect({ code: created.errors?.[0].extensions.code, data: created.data }).toEqual({ code: 'UNAUTHENTICATED', data: null });
+    expect(await keysOf(minter.accountId)).toBe(1);
+    // Refused once, the key is forgotten here too, and the answer is the one any revoked key gets.
+    expect(await me(minter.key)).toBe('UNAUTHENTICATED');
+    const answer = (r: Awaited<ReturnType<typeof mint>>) => ({ status: r.status, errors: r.errors?.map((e) => [e.message, e.extensions.code]), data: r.data });
+    expect(answer(created)).toEqual(answer(await mint()));
+
+    // Rotating the webhook secret: the same.
+    const rotator = await heardAccount(h, { credits: 5 });
+    const secret = (await h.gql(`{ webhookSecret { secret } }`, {}, rotator.key)).data.webhookSecret.secret;
+    const row = await secretRowOf(rotator.accountId);
+    await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [rotator.keyId]);
+    expect(await me(rotator.key)).toBe(rotator.accountId);
+    const rotate = () => h.gql(`mutation { rotateWebhookSecret { secret } }`, {}, rotator.key);
+    const rotated = await rotate();
+    expect({ code: rotated.errors?.[0].extensions.code, data: rotated.data }).toEqual({ code: 'UNAUTHENTICATED', data: null });
+    expect(JSON.stringify(rotated)).not.toContain('whsec_');
+    expect(await secretRowOf(rotator.accountId)).toEqual(row);
+    expect(await me(rotator.key)).toBe('UNAUTHENTICATED');
+    expect(answer(rotated)).toEqual(answer(await rotate()));
+
+    // A live key still does both.
+    const live = await h.account({ credits: 5 });
+    expect((await h.gql(`mutation { createApiKey(name: "second") { apiKey { name } } }`, {}, live.key)).data.createApiKey.apiKey.name).toBe('second');
+    expect(await keysOf(live.accountId)).toBe(2);
+    expect((await h.gql(`mutation { rotateWebhookSecret { secret } }`, {}, live.key)).data.rotateWebhookSecret.secret).toMatch(/^whsec_/);
+    expect(secret).toMatch(/^whsec_/);
+  });
+
   it('hears of a membership canceled by another instance: the next parse after the notification is 403, and nothing is charged', async () => {
     const operator = await otherInstance(h, {}, deaf);
     const heard: string[] = [];

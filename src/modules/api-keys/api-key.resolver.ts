@@ -31,7 +31,7 @@ export class ApiKeyResolver {
     const wanted = scopes?.length ? scopes : [...principal.scopes];
     const beyond = wanted.filter((s) => (API_KEY_SCOPES as readonly string[]).includes(s) && !principal.scopes.has(s));
     if (beyond.length) requireScope(principal, beyond[0]);
-    return ctx.services.apiKeys.create(principal.accountId, name, wanted);
+    return ctx.services.apiKeys.create(principal.accountId, name, wanted, principal.apiKeyId);
   }
 
   @Mutation(() => ApiKeyType, { description: 'Revoke one of the caller’s keys (keys scope); it stops working on the next request, on every instance. Revoking twice is harmless; NOT_FOUND for an unknown id.' })

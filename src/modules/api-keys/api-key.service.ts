@@ -1,5 +1,6 @@
 import { isUuid, textArray } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
 import type { HotPool, Statement } from '../../db/hot-pool.js';
 import { AppError } from '../../errors.js';
 import type { ApiKeyCache, KeyRecord } from './api-key.cache.js';
@@ -34,6 +35,34 @@ const LOOKUP: Statement = {
            from api_key k join account a on a.id = k.account_id left join membership m on m.account_id = k.account_id
           where k.public_id = $1::text`,
 };
+
+/**
+ * The condition every statement that hands out power ends with: the calling key (`param`, its
+ * placeholder; null for a session, an OIDC user or the operator) is not revoked. A key cache that
+ * has not heard of a revocation yet lets the key read, never mint a key or a secret.
+ */
+export const callerNotRevoked = (param: string) => `not exists (select 1 from api_key where id = ${param}::uuid and revoked_at is not null)`;
+
+/** A new key, written only while the calling key ($8) is not revoked. */
+const CREATE: Statement = {
+  name: 'api_key_create',
+  text: `insert into api_key (id, account_id, name, public_id, secret_hash, last4, scopes)
+         select $1::uuid, $2::uuid, $3::text, $4::text, $5::bytea, $6::text, $7::text[]
+          where ${callerNotRevoked('$8')}
+         returning id, account_id, name, public_id, last4, scopes, created_at, last_used_at, revoked_at`,
+};
+
+interface CreatedRow {
+  id: string;
+  account_id: string;
+  name: string;
+  public_id: string;
+  last4: string;
+  scopes: string[] | string;
+  created_at: Date | string;
+  last_used_at: Date | string | null;
+  revoked_at: Date | string | null;
+}
 
 /** last_used_at is kept to the minute: enough for people, and no write on every request. */
 const TOUCH: Statement = {
@@ -70,8 +99,17 @@ export class ApiKeyService {
     private readonly cache: ApiKeyCache,
   ) {}
 
-  /** Creates a key; the returned `key` is the only time the secret exists outside the caller's hands. */
-  async create(accountId: string, name: string | null | undefined, scopes?: readonly string[]): Promise<{ key: string; apiKey: ApiKey }> {
+  /**
+   * Creates a key; the returned `key` is the only time the secret exists outside the caller's hands.
+   * `callerKeyId`: the key asking (null for a session, an OIDC user or the operator); when it has
+   * been revoked, even on an instance whose cache has not heard yet, nothing is written: 401.
+   */
+  async create(
+    accountId: string,
+    name: string | null | undefined,
+    scopes?: readonly string[],
+    callerKeyId: string | null = null,
+  ): Promise<{ key: string; apiKey: ApiKey }> {
     const problems: Record<string, string> = {};
     const cleanName = (name ?? 'default').trim();
     if (!cleanName || cleanName.length > 100) problems.name = 'must be 1 to 100 characters';
@@ -80,17 +118,35 @@ export class ApiKeyService {
     if (unknown.length) problems.scopes = `unknown scope(s) ${unknown.join(', ')}; allowed: ${API_KEY_SCOPES.join(', ')}`;
     if (Object.keys(problems).length) throw new AppError('INVALID_INPUT', 'The key is not valid.', problems);
     const { key, publicId } = generateKey();
-    const em = this.em();
-    const apiKey = em.create(ApiKey, {
+    const [row] = await this.hot.query<CreatedRow>(CREATE, [
+      randomUUID(),
       accountId,
-      name: cleanName,
+      cleanName,
       publicId,
-      secretHash: hashKey(key, this.pepper),
-      last4: key.slice(-4),
-      scopes: wanted,
+      hashKey(key, this.pepper),
+      key.slice(-4),
+      wanted,
+      callerKeyId,
+    ]);
+    if (!row) throw this.callerRevoked(callerKeyId);
+    const apiKey = Object.assign(new ApiKey(), {
+      id: row.id,
+      accountId: row.account_id,
+      name: row.name,
+      publicId: row.public_id,
+      last4: row.last4,
+      scopes: textArray(row.scopes),
+      createdAt: new Date(row.created_at),
+      lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null,
+      revokedAt: row.revoked_at ? new Date(row.revoked_at) : null,
     });
-    await em.flush();
     return { key, apiKey };
+  }
+
+  /** The refusal of a caller whose key turned out revoked in the statement itself: the same 401 as any bad key; this instance forgets the key. */
+  callerRevoked(callerKeyId: string | null): AppError {
+    if (callerKeyId) this.cache.forget({ apiKeyId: callerKeyId });
+    return unauthenticated();
   }
 
   async list(accountId: string): Promise<ApiKey[]> {

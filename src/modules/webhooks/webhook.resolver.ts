@@ -17,7 +17,9 @@ export class WebhookSecretResolver {
   @RequiresScope('keys')
   async rotateWebhookSecret(@Ctx() ctx: GqlContext): Promise<WebhookSecretType> {
     const principal = await ctx.principal();
-    return ctx.services.webhookSecrets.rotate(principal.accountId);
+    const rotated = await ctx.services.webhookSecrets.rotate(principal.accountId, principal.apiKeyId);
+    if (!rotated) throw ctx.services.apiKeys.callerRevoked(principal.apiKeyId);
+    return rotated;
   }
 }
 

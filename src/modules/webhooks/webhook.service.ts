@@ -6,7 +6,7 @@ import { FetchError, failureReason } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import type { Job } from '../jobs/job.entity.js';
 import type { JobQueue } from '../jobs/job-queue.js';
-import type { WebhookSecretRepository } from './webhook-secret.repository.js';
+import { UnreadableWebhookSecret, type WebhookSecretRepository } from './webhook-secret.repository.js';
 
 export const WEBHOOK_EVENT_TYPES = ['job.succeeded', 'job.failed', 'job.canceled'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -38,6 +38,9 @@ interface AttemptRow {
   duration_ms: number;
   created_at: Date | string;
 }
+
+/** The attempt's reason when the secret does not decrypt here: retried, so a restart with the right pepper delivers it. */
+export const UNREADABLE_SECRET = 'The event was not sent: this server cannot read the account’s webhook signing secret (a configuration error on our side). It will be retried.';
 
 const ATTEMPT_SELECT = `select w.job_id, w.attempt, w.event_id, w.event_type, w.status_code, w.error, w.duration_ms, w.created_at from webhook_attempt w`;
 
@@ -117,35 +120,38 @@ export class WebhookService {
     const attempt = attempts.filter((a) => a.eventId === message.eventId).length + 1;
     const timestamp = new Date();
     const payload = JSON.stringify({ type: message.type, timestamp: timestamp.toISOString(), data: this.deps.view(job, attempts) });
-    const { secret } = await this.deps.secrets.get(job.accountId);
-    const headers = {
-      'content-type': 'application/json',
-      'webhook-id': message.eventId,
-      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-      'webhook-signature': new Webhook(secret).sign(message.eventId, timestamp, payload),
-    };
     const started = Date.now();
     let statusCode: number | null = null;
     let error: string | null = null;
-    try {
-      const res = await this.deps.client.request(url, {
-        method: 'POST',
-        body: payload,
-        headers,
-        timeoutMs: this.deps.timeoutMs,
-        maxBytes: 64 * 1024,
-        throwOnHttpError: false,
-      });
-      statusCode = res.status;
-      if (res.status < 200 || res.status >= 300) error = `The receiver answered ${res.status}.`;
-    } catch (err) {
-      // Our own words only: the receiver's text never reaches the job.
-      error =
-        err instanceof AppError
-          ? err.message
-          : err instanceof FetchError && err.kind === 'timeout'
-            ? 'The receiver did not answer in time.'
-            : `The receiver could not be reached${err instanceof FetchError ? `: ${failureReason(err)}` : ''}.`;
+    const secret = await this.secretOf(job.accountId);
+    if (secret === null) error = UNREADABLE_SECRET;
+    else {
+      const headers = {
+        'content-type': 'application/json',
+        'webhook-id': message.eventId,
+        'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret).sign(message.eventId, timestamp, payload),
+      };
+      try {
+        const res = await this.deps.client.request(url, {
+          method: 'POST',
+          body: payload,
+          headers,
+          timeoutMs: this.deps.timeoutMs,
+          maxBytes: 64 * 1024,
+          throwOnHttpError: false,
+        });
+        statusCode = res.status;
+        if (res.status < 200 || res.status >= 300) error = `The receiver answered ${res.status}.`;
+      } catch (err) {
+        // Our own words only: the receiver's text never reaches the job.
+        error =
+          err instanceof AppError
+            ? err.message
+            : err instanceof FetchError && err.kind === 'timeout'
+              ? 'The receiver did not answer in time.'
+              : `The receiver could not be reached${err instanceof FetchError ? `: ${failureReason(err)}` : ''}.`;
+      }
     }
     const durationMs = Date.now() - started;
     await this.deps
@@ -186,6 +192,16 @@ export class WebhookService {
       byJob.set(r.job_id, list);
     }
     return byJob;
+  }
+
+  /** The account's signing secret; null when it does not decrypt here (the repository has logged why): nothing is sent unsigned. */
+  private async secretOf(accountId: string): Promise<string | null> {
+    try {
+      return (await this.deps.secrets.get(accountId)).secret;
+    } catch (err) {
+      if (err instanceof UnreadableWebhookSecret) return null;
+      throw err;
+    }
   }
 
   private async urlOf(jobId: string): Promise<string | null> {
