@@ -285,7 +285,7 @@ describe('account area sessions (login links)', () => {
       (await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [accountId]))[0].n;
 
     // Without the current session's CSRF token (another site cannot read it): refused, nothing spent or ended.
-    for (const headers of [{ cookie: ada.cookie }, { cookie: ada.cookie, 'x-csrf-token': 'A'.repeat(43) }]) {
+    for (const headers of [{ cookie: ada.cookie }, { cookie: ada.cookie, 'x-csrf-token': 'A'.repeat(43) }] as Record<string, string>[]) {
       const refused = await exchange(token, headers);
       expect(refused.statusCode).toBe(403);
       expect(refused.json().error).toMatchObject(CSRF_REFUSAL);

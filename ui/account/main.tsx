@@ -72,7 +72,13 @@ function App() {
       signedOut(config, err, link);
     }
   };
-  useEffect(() => void start(), []);
+  useEffect(() => {
+    void start();
+    // A login link opened in a tab already on this page changes only the fragment.
+    const onHash = () => void (location.hash.startsWith('#login=') && start());
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
   useEffect(() => heading.current?.focus(), [state.phase]);
 
   if (state.phase === 'loading') return <p>Loading…</p>;
