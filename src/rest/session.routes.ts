@@ -8,7 +8,7 @@ import type { Services } from '../services.js';
 /**
  * The account area's sign-in, and what its page needs to start:
  * - `GET /account/config.json`: which sign-ins the page offers (no auth).
- * - `POST /account/api/login-link` `{ token }`: which account a login link would sign in, without spending it.
+ * - `POST /account/api/login-link` `{ token }`: which account a login link would sign in, without spending it, and the browser's current session.
  * - `POST /account/api/session` `{ token }`: spends a login link for a session (cookie `__Host-mg_session`).
  * - `POST /account/api/session/oidc` `{ idToken, nonceVerifier }`: exchanges an OpenID Connect ID token, once, for a session.
  * - `GET /account/api/session`: the current session (the page recovers its CSRF token after a reload).
@@ -74,7 +74,10 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
     const { token } = fields(req, ['token'], 'Send { "token": "<the login link token>" }.');
     const link = await sessions.peek(token);
     noStore(reply);
-    return { account: link.account, expiresAt: link.expiresAt.toISOString() };
+    // And the browser's own session, if live: the page asks before a link switches accounts.
+    const id = req.cookies[cookie.name];
+    const current = id ? await sessions.resolve(id).catch((err: unknown) => (isAppError(err) && err.code === 'UNAUTHENTICATED' ? null : Promise.reject(err))) : null;
+    return { account: link.account, expiresAt: link.expiresAt.toISOString(), session: current && view(current) };
   });
 
   app.post('/account/api/session', { bodyLimit: 4 * 1024 }, async (req, reply) => {

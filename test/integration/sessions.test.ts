@@ -318,15 +318,20 @@ describe('account area sessions (login links)', () => {
     expect(await liveSessions(ada.accountId)).toBe(1);
   });
 
-  it('tells which account a link would sign in, without spending it', async () => {
+  it('tells which account a link would sign in, and the browser’s own session, without spending the link', async () => {
     const bea = await h.services.accounts.create({ name: 'Bea' });
     const link = await h.services.sessions.createLoginLink(bea.id);
-    const peek = (body: string) => h.request('POST', '/account/api/login-link', { headers: { 'content-type': 'application/json' }, body });
+    const peek = (body: string, headers: Record<string, string> = {}) => h.request('POST', '/account/api/login-link', { headers: { 'content-type': 'application/json', ...headers }, body });
     const seen = await peek(JSON.stringify({ token: tokenOf(link.url) }));
     expect(seen.statusCode).toBe(200);
-    expect(seen.json()).toEqual({ account: { id: bea.id, name: 'Bea' }, expiresAt: link.expiresAt.toISOString() });
+    expect(seen.json()).toEqual({ account: { id: bea.id, name: 'Bea' }, expiresAt: link.expiresAt.toISOString(), session: null });
     expect(seen.headers['set-cookie']).toBeUndefined();
     expect(seen.headers['cache-control']).toBe('no-store');
+    // Signed in as Ada: her session, as GET /account/api/session shows it (the page asks before switching).
+    const ada = await signIn();
+    const asAda = await peek(JSON.stringify({ token: tokenOf(link.url) }), { cookie: ada.cookie });
+    expect(asAda.json()).toEqual({ ...seen.json(), session: (await h.request('GET', '/account/api/session', { headers: { cookie: ada.cookie } })).json() });
+    expect(asAda.json().session.account.name).toBe('Ada');
     expect((await exchange(tokenOf(link.url))).statusCode).toBe(200);
     // Spent, unknown and malformed: the exchange's 401; no token: 400.
     const spent = await exchange(tokenOf(link.url));

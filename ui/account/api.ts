@@ -101,8 +101,8 @@ const post = (path: string, body: unknown, csrf?: string | null) =>
  * session's CSRF token when there is one.
  */
 export const session = {
-  /** Which account a login link would sign in, without spending it. */
-  async peek(token: string): Promise<{ account: { id: string; name: string } }> {
+  /** Which account a login link would sign in, without spending it, and the browser's current session. */
+  async peek(token: string): Promise<{ account: { id: string; name: string }; session: Session | null }> {
     return answer(await post('/account/api/login-link', { token }));
   },
   async exchange(token: string, csrf: string | null): Promise<Session> {

@@ -26,20 +26,24 @@ async function signIn(manager: UserManager | null): Promise<Outcome> {
   const login = /^#login=([A-Za-z0-9_-]+)$/.exec(location.hash)?.[1];
   // The link is single-use: take it out of the address bar and history at once.
   if (login) history.replaceState(null, '', '/account/');
+  // A sign-in ends the browser's current session, so it carries that session's CSRF token.
+  if (login) {
+    const link = await session.peek(login).catch(async (err: unknown) => {
+      if (!(err instanceof ApiError && err.code === 'UNAUTHENTICATED')) throw err;
+      // A spent link: stay signed in if the browser is, else say why not.
+      const current = await session.resume();
+      if (!current) throw err;
+      return { account: null, session: current };
+    });
+    const current = link.session;
+    if (!link.account) return { session: current!, notice: LINK_SPENT };
+    if (!current) return { session: await session.exchange(login, null) };
+    if (link.account.id === current.account.id) return { session: await session.exchange(login, current.csrfToken) };
+    return { current, next: link.account, token: login };
+  }
   const redirect = manager ? await completeRedirect(manager) : null;
   const current = await session.resume();
-  // A sign-in ends the browser's current session, so it carries that session's CSRF token.
   if (redirect) return { session: await session.exchangeIdToken(redirect.idToken, redirect.nonceVerifier, current?.csrfToken ?? null) };
-  if (login) {
-    if (!current) return { session: await session.exchange(login, null) };
-    const next = await session.peek(login).catch((err: unknown) => {
-      if (err instanceof ApiError && err.code === 'UNAUTHENTICATED') return null;
-      throw err;
-    });
-    if (!next) return { session: current, notice: LINK_SPENT };
-    if (next.account.id === current.account.id) return { session: await session.exchange(login, current.csrfToken) };
-    return { current, next: next.account, token: login };
-  }
   return current ? { session: current } : null;
 }
 
