@@ -54,7 +54,7 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   registerDraining(app);
   // Only JSON bodies: anything else is 415.
   app.removeContentTypeParser('text/plain');
-  // The account area's session cookie (mg_session); API callers never need one.
+  // The account area's session cookie (__Host-mg_session); API callers never need one.
   await app.register(fastifyCookie);
 
   // Work started by a request (a job row, its log lines) knows which request it came from.

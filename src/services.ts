@@ -85,7 +85,14 @@ export function createServices(
   const apiKeys = new ApiKeyService(em, config.apiKeyPepper, hotPool, new ApiKeyCache(config.apiKeyCacheMs, notifications));
   // A hold refused for a revoked key means this instance's cache missed the news.
   ledger.onKeyRevoked = (apiKeyId) => apiKeys.forgetKey(apiKeyId);
-  const sessions = new SessionService(new SessionRepository(em), accounts, { pepper: config.apiKeyPepper, publicUrl: config.publicUrl, ...config.sessions });
+  // One verifier for Bearer tokens and the account page's exchange: one key cache, one discovery.
+  const oidc = config.oidc ? new OidcVerifier(config.oidc, log.child({ component: 'oidc' })) : null;
+  const sessions = new SessionService(
+    new SessionRepository(em),
+    accounts,
+    { pepper: config.apiKeyPepper, publicUrl: config.publicUrl, production: config.env === 'production', ...config.sessions },
+    oidc,
+  );
   const jobs = new JobRepository(em);
   const runner = new TaskRunner(
     ledger,
@@ -117,7 +124,7 @@ export function createServices(
     metrics,
     accounts,
     apiKeys,
-    auth: new Authenticator(apiKeys, config.oidc ? { verifier: new OidcVerifier(config.oidc), accounts } : null, sessions),
+    auth: new Authenticator(apiKeys, oidc ? { verifier: oidc, accounts } : null, sessions),
     sessions,
     ledger,
     jobs,

@@ -4,6 +4,20 @@ import { nullable } from './openapi-schemas.js';
 
 // The paths outside /api: the account area's sign-in and the operators' probes.
 
+/** The cookie's name wherever the account area is served over https or from this machine (see session.cookie.ts). */
+const SESSION_COOKIE_NAME = '__Host-mg_session';
+const SESSION_SET = {
+  ...REQUEST_ID,
+  'Set-Cookie': {
+    schema: text,
+    description: `${SESSION_COOKIE_NAME}=<id>; Max-Age=SESSION_HOURS; Path=/; HttpOnly; Secure; SameSite=Strict (mg_session without Secure only outside production with a plain-http PUBLIC_URL on another host)`,
+  },
+};
+const LINK_TOKEN = { type: 'object', required: ['token'], properties: { token: { type: 'string', description: 'from the link: /account/#login=<token>' } } };
+const LINK_INVALID_INPUT = { message: 'Send { "token": "<the login link token>" }.', details: { token: 'required string' } };
+const LINK_REFUSED = 'This login link is not valid: it is unknown, already used or expired. Ask for a new one.';
+const CSRF_REFUSED = { message: 'Missing or wrong CSRF token.' };
+
 /** The account area's sign-in with a login link (`mediagate account login-link`) and its session cookie. */
 export const ACCOUNT_PATHS = {
   '/account/config.json': {
@@ -30,29 +44,46 @@ export const ACCOUNT_PATHS = {
       },
     },
   },
+  '/account/api/login-link': {
+    post: {
+      operationId: 'peekLoginLink',
+      tags: ['account area'],
+      summary: "Which account a login link's token would sign in, without spending it, and the browser's current session (the page asks before switching accounts)",
+      security: [],
+      parameters: [ref('parameters', 'RequestId')],
+      requestBody: { required: true, content: json(LINK_TOKEN) },
+      responses: {
+        '200': {
+          description: 'The link’s account; session is the live session of the cookie sent, else null',
+          headers: REQUEST_ID,
+          content: json({
+            type: 'object',
+            required: ['account', 'expiresAt', 'session'],
+            properties: {
+              account: { type: 'object', required: ['id', 'name'], properties: { id: { type: 'string', format: 'uuid' }, name: text } },
+              expiresAt: { type: 'string', format: 'date-time' },
+              session: nullable(ref('schemas', 'Session')),
+            },
+          }),
+        },
+        ...errorResponses(['INVALID_INPUT', 'UNAUTHENTICATED', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], { INVALID_INPUT: LINK_INVALID_INPUT, UNAUTHENTICATED: { message: LINK_REFUSED } }),
+      },
+    },
+  },
   '/account/api/session': {
     post: {
       operationId: 'startSession',
       tags: ['account area'],
-      summary: "Spend a login link's token for a session: sets the HttpOnly cookie mg_session",
+      summary: `Spend a login link's token for a session: sets the HttpOnly cookie ${SESSION_COOKIE_NAME}, and ends the browser's live session (which needs its x-csrf-token)`,
       security: [],
-      parameters: [ref('parameters', 'RequestId')],
-      requestBody: {
-        required: true,
-        content: json({ type: 'object', required: ['token'], properties: { token: { type: 'string', description: 'from the link: /account/#login=<token>' } } }),
-      },
+      parameters: [ref('parameters', 'CsrfToken'), ref('parameters', 'RequestId')],
+      requestBody: { required: true, content: json(LINK_TOKEN) },
       responses: {
-        '200': {
-          description: 'The session',
-          headers: {
-            ...REQUEST_ID,
-            'Set-Cookie': { schema: text, description: 'mg_session=<id>; Path=/; HttpOnly; SameSite=Strict; Max-Age=SESSION_HOURS (Secure over https)' },
-          },
-          content: json(ref('schemas', 'Session')),
-        },
-        ...errorResponses(['INVALID_INPUT', 'UNAUTHENTICATED', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], {
-          INVALID_INPUT: { message: 'Send { "token": "<the login link token>" }.', details: { token: 'required string' } },
-          UNAUTHENTICATED: { message: 'This login link is not valid: it is unknown, already used or expired. Ask for a new one.' },
+        '200': { description: 'The session', headers: SESSION_SET, content: json(ref('schemas', 'Session')) },
+        ...errorResponses(['INVALID_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], {
+          INVALID_INPUT: LINK_INVALID_INPUT,
+          UNAUTHENTICATED: { message: LINK_REFUSED },
+          FORBIDDEN: CSRF_REFUSED,
         }),
       },
     },
@@ -68,6 +99,39 @@ export const ACCOUNT_PATHS = {
       },
     },
   },
+  '/account/api/session/oidc': {
+    post: {
+      operationId: 'startSessionWithIdToken',
+      tags: ['account area'],
+      summary: `Exchange an OpenID Connect ID token, once, for a session: sets the HttpOnly cookie ${SESSION_COOKIE_NAME}, and ends the browser's live session (which needs its x-csrf-token)`,
+      description:
+        'The sign-in must have been made with nonce = base64url(SHA-256(nonceVerifier)); the verifier stays with the page that made it, so an ID token seen elsewhere opens no session. Needs OIDC_ISSUER.',
+      security: [],
+      parameters: [ref('parameters', 'CsrfToken'), ref('parameters', 'RequestId')],
+      requestBody: {
+        required: true,
+        content: json({
+          type: 'object',
+          required: ['idToken', 'nonceVerifier'],
+          properties: {
+            idToken: { type: 'string', description: 'the ID token from the provider, for OIDC_AUDIENCE' },
+            nonceVerifier: { type: 'string', pattern: '^[A-Za-z0-9_-]{43,128}$', description: 'the secret whose SHA-256, base64url, is the token’s nonce' },
+          },
+        }),
+      },
+      responses: {
+        '200': { description: 'The session', headers: SESSION_SET, content: json(ref('schemas', 'Session')) },
+        ...errorResponses(['INVALID_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], {
+          INVALID_INPUT: {
+            message: 'Send { "idToken": "<the ID token>", "nonceVerifier": "<the secret whose SHA-256 is its nonce>" }.',
+            details: { nonceVerifier: 'required string' },
+          },
+          UNAUTHENTICATED: { message: 'This sign-in is not valid: the ID token is invalid, expired, for another sign-in or already used. Sign in again.' },
+          FORBIDDEN: CSRF_REFUSED,
+        }),
+      },
+    },
+  },
   '/account/api/logout': {
     post: {
       operationId: 'endSession',
@@ -77,7 +141,7 @@ export const ACCOUNT_PATHS = {
       parameters: [ref('parameters', 'CsrfToken'), ref('parameters', 'RequestId')],
       responses: {
         '204': { description: 'Signed out', headers: REQUEST_ID },
-        ...errorResponses(['FORBIDDEN', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], { FORBIDDEN: { message: 'Missing or wrong CSRF token.' } }),
+        ...errorResponses(['FORBIDDEN', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], { FORBIDDEN: CSRF_REFUSED }),
       },
     },
   },

@@ -195,12 +195,13 @@ export function buildOpenApi(): Record<string, unknown> {
     },
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'An API key (mg_live_<id>_<secret>), or a frontend’s OpenID Connect token when OIDC_ISSUER is set' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key (mg_live_<id>_<secret>), or a frontend’s OpenID Connect token when OIDC_ISSUER is set (with the scopes parse, transcribe and read: never keys)' },
         sessionCookie: {
           type: 'apiKey',
           in: 'cookie',
-          name: 'mg_session',
-          description: "The account area's session (POST /account/api/session); used only without an Authorization header. Requests other than GET/HEAD/OPTIONS also need x-csrf-token.",
+          name: '__Host-mg_session',
+          description:
+            "The account area's session (POST /account/api/session or /account/api/session/oidc); used only without an Authorization header. Requests other than GET/HEAD/OPTIONS also need x-csrf-token. Named mg_session (not Secure) only outside production with a plain-http PUBLIC_URL on another host.",
         },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when set' },
       },

@@ -4,7 +4,7 @@ import type { AccountService } from './accounts/account.service.js';
 import type { OidcVerifier } from './accounts/oidc.verifier.js';
 import { type ApiKeyService, type Principal, unauthenticated } from './api-keys/api-key.service.js';
 import { KEY_PREFIX, parseKey, type ParsedKey } from './api-keys/api-key.format.js';
-import { CSRF_HEADER, SESSION_COOKIE, csrfMatches, type SessionService } from './sessions/session.service.js';
+import { CSRF_HEADER, csrfMatches, csrfRefused, type SessionService } from './sessions/session.service.js';
 
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
@@ -20,7 +20,7 @@ export function mayChange(method: string | undefined): boolean {
 export interface Credentials {
   /** The Authorization header; when present it is the only credential looked at. */
   authorization?: string;
-  /** The raw Cookie header (the account area's `mg_session`). */
+  /** The raw Cookie header (the account area's session cookie, `__Host-mg_session`). */
   cookie?: string;
   /** The HTTP method; unknown counts as one that changes something. */
   method?: string;
@@ -58,11 +58,11 @@ export function credentialsOf(req: HttpRequest): Credentials {
   return { authorization: header('authorization'), cookie: header('cookie'), method: req.method, csrfToken: header(CSRF_HEADER), key: presentedKey(req) };
 }
 
-/** The session id in a Cookie header, if there is one. */
-export function sessionIdFrom(cookieHeader: string | undefined): string | undefined {
+/** The session id in a Cookie header under the cookie's name (no other name counts), if there is one. */
+export function sessionIdFrom(cookieHeader: string | undefined, name: string): string | undefined {
   if (!cookieHeader) return undefined;
   try {
-    return fastifyCookie.parse(cookieHeader)[SESSION_COOKIE] || undefined;
+    return fastifyCookie.parse(cookieHeader)[name] || undefined;
   } catch {
     return undefined;
   }
@@ -85,7 +85,7 @@ export class Authenticator {
   async authenticate(credentials: Credentials | string | undefined): Promise<Principal> {
     const c: Credentials = typeof credentials === 'object' ? credentials : { authorization: credentials };
     if (!c.authorization) {
-      const sessionId = this.sessions ? sessionIdFrom(c.cookie) : undefined;
+      const sessionId = this.sessions ? sessionIdFrom(c.cookie, this.sessions.cookie.name) : undefined;
       if (sessionId) return this.fromSession(sessionId, c);
       throw new AppError('UNAUTHENTICATED');
     }
@@ -107,9 +107,6 @@ export class Authenticator {
     return session.principal;
   }
 }
-
-/** The refusal of a cookie-authenticated change without the session's CSRF token. */
-export const csrfRefused = () => new AppError('FORBIDDEN', 'Missing or wrong CSRF token.');
 
 /** What both doors hand to the services for one request. */
 export interface RequestContext {

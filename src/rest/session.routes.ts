@@ -2,16 +2,18 @@ import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
 import { credentialsOf, mayChange, sessionIdFrom } from '../modules/auth.js';
-import { SESSION_COOKIE } from '../modules/sessions/session.service.js';
-import type { SessionView } from '../modules/sessions/session.service.js';
+import { CSRF_HEADER, type SessionView } from '../modules/sessions/session.service.js';
 import type { Services } from '../services.js';
 
 /**
- * The account area's sign-in without an identity provider, and what its page needs to start:
+ * The account area's sign-in, and what its page needs to start:
  * - `GET /account/config.json`: which sign-ins the page offers (no auth).
- * - `POST /account/api/session` `{ token }`: spends a login link for a session (cookie `mg_session`).
+ * - `POST /account/api/login-link` `{ token }`: which account a login link would sign in, without spending it, and the browser's current session.
+ * - `POST /account/api/session` `{ token }`: spends a login link for a session (cookie `__Host-mg_session`).
+ * - `POST /account/api/session/oidc` `{ idToken, nonceVerifier }`: exchanges an OpenID Connect ID token, once, for a session.
  * - `GET /account/api/session`: the current session (the page recovers its CSRF token after a reload).
  * - `POST /account/api/logout`: ends the session on the server and clears the cookie.
+ * A sign-in in a browser that has a live session ends it, and so needs its CSRF token (else 403).
  * And the CSRF guard of the two doors: a cookie-authenticated request to /graphql or /api/* that
  * may change something is refused before it is parsed unless its session is live (else 401) and it
  * carries the session's CSRF token (else 403).
@@ -19,17 +21,30 @@ import type { Services } from '../services.js';
  */
 export function registerSessionRoutes(app: FastifyInstance, services: Services): void {
   const { config, sessions } = services;
+  const cookie = sessions.cookie;
+  if (cookie.warning) services.log.warn({ cookie: cookie.name, publicUrl: config.publicUrl }, cookie.warning);
 
-  const cookieOptions = (req: FastifyRequest): CookieSerializeOptions => ({
-    path: '/',
-    httpOnly: true,
-    sameSite: 'strict',
-    // req.protocol follows X-Forwarded-Proto only when Fastify trusts the proxy; an https PUBLIC_URL
-    // means browsers reach us over TLS whatever the hop to this process is.
-    secure: req.protocol === 'https' || config.publicUrl.startsWith('https:'),
-  });
+  const cookieOptions: CookieSerializeOptions = { path: '/', httpOnly: true, sameSite: 'strict', secure: cookie.secure };
   const view = (s: SessionView) => ({ csrfToken: s.csrfToken, expiresAt: s.expiresAt.toISOString(), account: s.account });
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
+  const csrfOf = (req: FastifyRequest) => {
+    const v = req.headers[CSRF_HEADER];
+    return typeof v === 'string' ? v : undefined;
+  };
+  /** The browser's live session, which a sign-in or logout ends (403 without its CSRF token). */
+  const ending = (req: FastifyRequest) => sessions.endable(req.cookies[cookie.name], csrfOf(req));
+  /** The body's string fields, or 400 INVALID_INPUT naming the missing ones. */
+  const fields = <K extends string>(req: FastifyRequest, names: K[], message: string): Record<K, string> => {
+    const body = req.body as Record<string, unknown> | null;
+    const ok = !!body && typeof body === 'object' && !Array.isArray(body);
+    const missing = names.filter((n) => !ok || typeof body[n] !== 'string');
+    if (missing.length) throw new AppError('INVALID_INPUT', message, Object.fromEntries(missing.map((n) => [n, 'required string'])));
+    return body as Record<K, string>;
+  };
+  const signedIn = (reply: FastifyReply, started: SessionView & { sessionId: string }) => {
+    noStore(reply).setCookie(cookie.name, started.sessionId, { ...cookieOptions, maxAge: sessions.sessionSeconds });
+    return view(started);
+  };
 
   // A cookie-authenticated request that may change something is authenticated before it is even
   // parsed, and refused as a whole: 401 for a dead session, 403 without the CSRF token. On /graphql
@@ -37,7 +52,7 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
   app.addHook('onRequest', async (req, reply) => {
     const route = req.routeOptions.url ?? '';
     if (!mayChange(req.method) || req.headers.authorization || !(route === '/graphql' || route.startsWith('/api/'))) return;
-    if (!sessionIdFrom(req.headers.cookie)) return;
+    if (!sessionIdFrom(req.headers.cookie, cookie.name)) return;
     try {
       await services.auth.authenticate(credentialsOf(req));
     } catch (err) {
@@ -55,37 +70,38 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
     return { oidc, loginLinks: true };
   });
 
+  app.post('/account/api/login-link', { bodyLimit: 4 * 1024 }, async (req, reply) => {
+    const { token } = fields(req, ['token'], 'Send { "token": "<the login link token>" }.');
+    const link = await sessions.peek(token);
+    noStore(reply);
+    // And the browser's own session, if live: the page asks before a link switches accounts.
+    const id = req.cookies[cookie.name];
+    const current = id ? await sessions.resolve(id).catch((err: unknown) => (isAppError(err) && err.code === 'UNAUTHENTICATED' ? null : Promise.reject(err))) : null;
+    return { account: link.account, expiresAt: link.expiresAt.toISOString(), session: current && view(current) };
+  });
+
   app.post('/account/api/session', { bodyLimit: 4 * 1024 }, async (req, reply) => {
-    const body = req.body;
-    if (!body || typeof body !== 'object' || Array.isArray(body) || typeof (body as { token?: unknown }).token !== 'string') {
-      throw new AppError('INVALID_INPUT', 'Send { "token": "<the login link token>" }.', { token: 'required string' });
-    }
-    const started = await sessions.start((body as { token: string }).token);
-    noStore(reply).setCookie(SESSION_COOKIE, started.sessionId, { ...cookieOptions(req), maxAge: sessions.sessionSeconds });
-    return view(started);
+    const { token } = fields(req, ['token'], 'Send { "token": "<the login link token>" }.');
+    return signedIn(reply, await sessions.start(token, await ending(req)));
+  });
+
+  app.post('/account/api/session/oidc', { bodyLimit: 16 * 1024 }, async (req, reply) => {
+    const body = fields(req, ['idToken', 'nonceVerifier'], 'Send { "idToken": "<the ID token>", "nonceVerifier": "<the secret whose SHA-256 is its nonce>" }.');
+    return signedIn(reply, await sessions.startWithIdToken(body.idToken, body.nonceVerifier, await ending(req)));
   });
 
   app.get('/account/api/session', async (req, reply) => {
     noStore(reply);
-    const id = req.cookies[SESSION_COOKIE];
+    const id = req.cookies[cookie.name];
     if (!id) throw new AppError('UNAUTHENTICATED', 'Not signed in.');
     return view(await sessions.resolve(id));
   });
 
   app.post('/account/api/logout', async (req, reply) => {
     noStore(reply);
-    const id = req.cookies[SESSION_COOKIE];
-    if (id) {
-      // A live session is ended only with its CSRF token (a dead one has nothing left to end).
-      const live = await services.auth.authenticate({ ...credentialsOf(req), authorization: undefined }).then(
-        () => true,
-        (err: unknown) => {
-          if (isAppError(err) && err.code === 'FORBIDDEN') throw err;
-          return false;
-        },
-      );
-      if (live) await sessions.end(id);
-    }
-    return reply.clearCookie(SESSION_COOKIE, cookieOptions(req)).status(204).send();
+    // A live session is ended only with its CSRF token (a dead one has nothing left to end).
+    const live = await ending(req);
+    if (live) await sessions.end(live);
+    return reply.clearCookie(cookie.name, cookieOptions).status(204).send();
   });
 }

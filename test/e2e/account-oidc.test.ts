@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -9,7 +10,8 @@ import { SCREENSHOTS, launchBrowser } from '../support/browser.js';
 /**
  * Signing in to the account area through OpenID Connect: a real OpenID provider (node
  * oidc-provider) on loopback, Authorization Code with PKCE in the browser, the ID token verified by
- * the gateway against the provider's JWKS.
+ * the gateway against the provider's JWKS and exchanged once, with its nonce's verifier, for the
+ * session cookie.
  */
 describe('the account area in a real browser (OpenID Connect with PKCE)', () => {
   let h: Harness;
@@ -58,11 +60,17 @@ describe('the account area in a real browser (OpenID Connect with PKCE)', () => 
     await new Promise<void>((r) => idp?.close(() => r()));
   });
 
-  it('signs in with the provider (code + PKCE) and shows the account made on first sign-in', async () => {
+  it('signs in with the provider (code + PKCE + nonce), exchanges the ID token for the session cookie, and shows the account made on first sign-in', async () => {
     const page = await browser.newPage({ viewport: { width: 1024, height: 800 } });
     const authorize: URL[] = [];
+    const exchanges: { idToken: string; nonceVerifier: string }[] = [];
+    const idTokens: string[] = [];
     page.on('request', (r) => {
       if (r.url().startsWith(`${issuer}/auth`)) authorize.push(new URL(r.url()));
+      if (r.url() === `${h.url}/account/api/session/oidc`) exchanges.push(r.postDataJSON());
+    });
+    page.on('response', async (r) => {
+      if (r.url() === `${issuer}/token` && r.request().method() === 'POST') idTokens.push(((await r.json()) as { id_token: string }).id_token);
     });
     await page.goto(`${h.url}/account/`);
     await page.getByRole('button', { name: `Sign in with 127.0.0.1:${new URL(issuer).port}` }).click();
@@ -80,19 +88,45 @@ describe('the account area in a real browser (OpenID Connect with PKCE)', () => 
     expect(await page.getByTestId('membership').textContent()).toMatch(/^No membership/);
     expect(new URL(page.url()).search).toBe('');
     await page.screenshot({ path: join(SCREENSHOTS, 'oidc-overview.png'), fullPage: true });
+
+    // The nonce the page sent is the hash of a verifier only it held, and the ID token carries it.
+    const nonce = authorize[0].searchParams.get('nonce');
+    expect(nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(exchanges).toHaveLength(1);
+    const [{ idToken, nonceVerifier }] = exchanges;
+    expect(idToken).toBe(idTokens[0]);
+    expect(createHash('sha256').update(nonceVerifier).digest('base64url')).toBe(nonce);
+    expect(JSON.parse(Buffer.from(idToken.split('.')[1], 'base64url').toString()).nonce).toBe(nonce);
+    // From then on the page holds only the HttpOnly cookie: no token in storage, no Authorization header.
+    expect(await page.evaluate('JSON.stringify(Object.keys(sessionStorage).concat(Object.keys(localStorage)))')).toBe('[]');
+    const cookies = await page.context().cookies();
+    expect(cookies.filter((c) => c.domain === '127.0.0.1' && c.name.includes('mg_session'))).toEqual([
+      expect.objectContaining({ name: '__Host-mg_session', httpOnly: true, secure: true, sameSite: 'Strict', path: '/' }),
+    ]);
+    const [graphql] = await Promise.all([page.waitForRequest(`${h.url}/graphql`), page.reload()]);
+    expect(graphql.headers().authorization).toBeUndefined();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+
+    // The same ID token opens no second session, and the Bearer token can read but never make a key.
+    const exchangeAgain = await fetch(`${h.url}/account/api/session/oidc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idToken, nonceVerifier }) });
+    expect(exchangeAgain.status).toBe(401);
+    const ask = (bearer: string, query: string) =>
+      fetch(`${h.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` }, body: JSON.stringify({ query }) }).then((r) => r.json() as Promise<any>);
+    expect((await ask(idToken, '{ me { name } }')).data.me.name).toBe('Ada ada');
+    expect((await ask(idToken, 'mutation { createApiKey(name: "leaked") { key } }')).errors[0].extensions.code).toBe('FORBIDDEN');
     // A tampered token opens nothing at the gateway.
-    const token = (await page.evaluate(
-      `JSON.parse(sessionStorage.getItem(Object.keys(sessionStorage).find((k) => k.startsWith('oidc.user:')))).id_token`,
-    )) as string;
-    const tampered = token.slice(0, -4) + (token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    const ask = (bearer: string) =>
-      fetch(`${h.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` }, body: JSON.stringify({ query: '{ me { name } }' }) }).then((r) => r.json() as Promise<any>);
-    expect((await ask(token)).data.me.name).toBe('Ada ada');
-    const refused = await ask(tampered);
+    const tampered = idToken.slice(0, -4) + (idToken.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    const refused = await ask(tampered, '{ me { name } }');
     expect(refused.data).toBeNull();
     expect(refused.errors[0].extensions.code).toBe('UNAUTHENTICATED');
     const rest = await fetch(`${h.url}/api/parse`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${tampered}` }, body: '{"url":"https://example.com/"}' });
     expect(rest.status).toBe(401);
+
+    // Signing out ends the session on the server.
+    const session = cookies.find((c) => c.name === '__Host-mg_session')!;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to your mediagate account' }).waitFor();
+    expect((await fetch(`${h.url}/account/api/session`, { headers: { cookie: `__Host-mg_session=${session.value}` } })).status).toBe(401);
     await page.close();
   });
 });

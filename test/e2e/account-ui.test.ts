@@ -45,8 +45,10 @@ describe('the account area in a real browser (login link)', () => {
     // The link left the address bar; the session is an HttpOnly cookie the page cannot read.
     expect(new URL(page.url()).hash).toBe('');
     expect(await page.evaluate('document.cookie')).toBe('');
-    const cookie = (await page.context().cookies()).find((c) => c.name === 'mg_session');
-    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    // Chromium keeps the __Host- cookie (Secure) over plain http from this machine, a secure context.
+    const cookies = await page.context().cookies();
+    expect(cookies.map((c) => c.name)).toEqual(['__Host-mg_session']);
+    expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: 'Strict', secure: true, path: '/', domain: '127.0.0.1' });
     // Strict security headers on the page.
     const res = await page.request.get(`${h.url}/account/`);
     expect(res.headers()['content-security-policy']).toContain("script-src 'self'");
@@ -119,11 +121,42 @@ describe('the account area in a real browser (login link)', () => {
     expect(csv).toContain('CAPTURE');
   });
 
+  it('asks before a login link switches accounts: staying keeps the session and the link, switching ends the old session', async () => {
+    const before = (await page.context().cookies()).find((c) => c.name === '__Host-mg_session')!;
+    const bea = await h.services.accounts.create({ name: 'Bea', credits: 3 });
+    const link = new URL((await h.services.sessions.createLoginLink(bea.id)).url);
+    const question = page.getByText('You are signed in as Test account. Sign in as Bea instead?');
+
+    // Opened in the tab that shows the account: only the fragment changes.
+    await page.goto(`${h.url}/account/${link.hash}`);
+    await question.waitFor();
+    expect(new URL(page.url()).hash).toBe('');
+    await shot('switch-question');
+    await page.getByRole('button', { name: 'Stay signed in as Test account' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Test account');
+    expect((await page.context().cookies()).find((c) => c.name === '__Host-mg_session')!.value).toBe(before.value);
+    expect((await h.sql<{ used_at: unknown }>(`select used_at from login_link where account_id = ?`, [bea.id]))[0].used_at).toBeNull();
+
+    // The same link, unspent, once more: this time switch.
+    await page.goto(`${h.url}/account/${link.hash}`);
+    await question.waitFor();
+    await page.getByRole('button', { name: 'Sign in as Bea' }).click();
+    await page.getByRole('heading', { name: 'Bea', level: 1 }).waitFor();
+    expect(await page.getByTestId('available').textContent()).toBe('3 credits');
+    const after = (await page.context().cookies()).find((c) => c.name === '__Host-mg_session')!;
+    expect(after.value).not.toBe(before.value);
+    // The first account's session is over on the server, wherever its cookie was copied.
+    const replay = await fetch(`${h.url}/account/api/session`, { headers: { cookie: `__Host-mg_session=${before.value}` } });
+    expect(replay.status).toBe(401);
+    expect((await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [accountId]))[0].n).toBe(0);
+  });
+
   it('signs out: the session ends on the server and the old cookie opens nothing', async () => {
-    const cookie = (await page.context().cookies()).find((c) => c.name === 'mg_session')!;
+    const cookie = (await page.context().cookies()).find((c) => c.name === '__Host-mg_session')!;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to your mediagate account' }).waitFor();
-    const replay = await fetch(`${h.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: `mg_session=${cookie.value}` }, body: JSON.stringify({ query: '{ me { id } }' }) });
+    const replay = await fetch(`${h.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: `__Host-mg_session=${cookie.value}` }, body: JSON.stringify({ query: '{ me { id } }' }) });
     expect(replay.status).toBe(401);
     await shot('signed-out');
   });

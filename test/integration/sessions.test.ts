@@ -9,6 +9,8 @@ import { createHarness, type Harness, type TestResponse } from '../support/harne
 import { createTestDatabase } from '../support/test-database.js';
 import { initOrm } from '../../src/db/database.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { parseSetCookie } from '../support/set-cookie.js';
+import { pino } from 'pino';
 
 const CSRF_REFUSAL = { code: 'FORBIDDEN', message: 'Missing or wrong CSRF token.' };
 const tokenOf = (url: string) => /#login=([A-Za-z0-9_-]+)$/.exec(url)![1];
@@ -46,7 +48,7 @@ describe('account area sessions (login links)', () => {
   const gqlWith = (query: string, headers: Record<string, string>) =>
     h.request('POST', '/graphql', { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query }) });
 
-  it('makes a link to /account with the token in the fragment, and exchanges it for an HttpOnly, SameSite=Strict cookie', async () => {
+  it('makes a link to /account with the token in the fragment, and exchanges it for a __Host- cookie: Secure, HttpOnly, SameSite=Strict, Path=/, no Domain', async () => {
     const before = Date.now();
     const { accountId, link, res, cookie, csrf } = await signIn();
     expect(link.url).toMatch(/^http:\/\/localhost:4000\/account\/#login=[A-Za-z0-9_-]{43}$/);
@@ -58,14 +60,16 @@ describe('account area sessions (login links)', () => {
     expect(Math.abs(new Date(body.expiresAt).getTime() - (Date.now() + 8 * 3600_000))).toBeLessThan(60_000);
     expect(res.headers['cache-control']).toBe('no-store');
 
-    const setCookie = res.headers['set-cookie'];
-    expect(cookie).toMatch(/^mg_session=[A-Za-z0-9_-]{43}$/);
-    expect(setCookie).toMatch(/; HttpOnly/i);
-    expect(setCookie).toMatch(/; SameSite=Strict/i);
-    expect(setCookie).toMatch(/; Path=\/(;|$)/);
-    expect(setCookie).toMatch(/; Max-Age=28800(;|$)/);
-    expect(setCookie).not.toMatch(/secure/i);
-    expect(setCookie).not.toContain(csrf);
+    const setCookie = parseSetCookie(res.headers['set-cookie']);
+    expect(cookie).toMatch(/^__Host-mg_session=[A-Za-z0-9_-]{43}$/);
+    // Browsers keep a __Host- cookie only when it is Secure, for Path=/ and without Domain: no
+    // sibling subdomain and no plain-http hop can set one.
+    expect(setCookie).toEqual({
+      name: '__Host-mg_session',
+      value: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      attributes: { 'max-age': '28800', path: '/', httponly: true, secure: true, samesite: 'Strict' },
+    });
+    expect(res.headers['set-cookie']).not.toContain(csrf);
 
     // The page recovers its CSRF token after a reload.
     const again = await h.request('GET', '/account/api/session', { headers: { cookie } });
@@ -219,7 +223,8 @@ describe('account area sessions (login links)', () => {
 
     const out = await h.request('POST', '/account/api/logout', { headers: { cookie, 'x-csrf-token': csrf } });
     expect(out.statusCode).toBe(204);
-    expect(out.headers['set-cookie']).toMatch(/^mg_session=;/);
+    const cleared = parseSetCookie(out.headers['set-cookie']);
+    expect(cleared).toMatchObject({ name: '__Host-mg_session', value: '', attributes: { path: '/', secure: true } });
     expect(out.headers['set-cookie']).toMatch(/Expires=Thu, 01 Jan 1970|Max-Age=0/);
 
     const session = await h.request('GET', '/account/api/session', { headers: { cookie } });
@@ -254,12 +259,90 @@ describe('account area sessions (login links)', () => {
     expect(Number(row.n)).toBe(32);
   });
 
-  it('ignores X-Forwarded-Proto when the proxy is not trusted (no Secure over plain http)', async () => {
-    const account = await h.services.accounts.create({ name: 'Proxy' });
-    const link = await h.services.sessions.createLoginLink(account.id);
-    const res = await exchange(tokenOf(link.url), { 'x-forwarded-proto': 'https' });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['set-cookie']).not.toMatch(/secure/i);
+  it('ignores a planted mg_session cookie: only __Host-mg_session carries a session', async () => {
+    const { accountId, cookie, csrf } = await signIn();
+    // What a sibling subdomain or a plain-http hop could set: the same live id under the old name.
+    const planted = `mg_session=${cookie.split('=')[1]}`;
+    const session = await h.request('GET', '/account/api/session', { headers: { cookie: planted } });
+    expect(session.statusCode).toBe(401);
+    expect(session.json().error.code).toBe('UNAUTHENTICATED');
+    const me = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: planted } });
+    expect(me.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    const made = await gqlWith('mutation { createApiKey(name: "planted") { key } }', { cookie: planted, 'x-csrf-token': csrf });
+    expect(made.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    const parse = await h.request('POST', '/api/parse', { headers: { 'content-type': 'application/json', cookie: planted, 'x-csrf-token': csrf }, body: JSON.stringify({ url: `${site.origin}/v` }) });
+    expect(parse.statusCode).toBe(401);
+    expect(await h.services.apiKeys.list(accountId)).toHaveLength(0);
+    expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
+  });
+
+  it('ends the browser’s session at a new sign-in, only with its CSRF token: the old session id is 401 afterwards', async () => {
+    const ada = await signIn();
+    const bea = await h.services.accounts.create({ name: 'Bea' });
+    const link = await h.services.sessions.createLoginLink(bea.id);
+    const token = tokenOf(link.url);
+    const liveSessions = async (accountId: string) =>
+      (await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [accountId]))[0].n;
+
+    // Without the current session's CSRF token (another site cannot read it): refused, nothing spent or ended.
+    for (const headers of [{ cookie: ada.cookie }, { cookie: ada.cookie, 'x-csrf-token': 'A'.repeat(43) }] as Record<string, string>[]) {
+      const refused = await exchange(token, headers);
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json().error).toMatchObject(CSRF_REFUSAL);
+      expect(refused.headers['set-cookie']).toBeUndefined();
+    }
+    expect((await h.request('GET', '/account/api/session', { headers: { cookie: ada.cookie } })).statusCode).toBe(200);
+    expect((await h.sql<{ used_at: unknown }>(`select used_at from login_link where account_id = ?`, [bea.id]))[0].used_at).toBeNull();
+    expect(await liveSessions(bea.id)).toBe(0);
+
+    // With it: Bea is signed in and Ada's session is over on the server.
+    const switched = await exchange(token, { cookie: ada.cookie, 'x-csrf-token': ada.csrf });
+    expect(switched.statusCode).toBe(200);
+    expect(switched.json().account).toEqual({ id: bea.id, name: 'Bea' });
+    const beaCookie = cookiePart(switched);
+    for (const old of [await h.request('GET', '/account/api/session', { headers: { cookie: ada.cookie } }), await gqlWith('{ me { id } }', { cookie: ada.cookie, 'x-csrf-token': ada.csrf })]) {
+      expect(old.statusCode).toBe(401);
+    }
+    expect(await liveSessions(ada.accountId)).toBe(0);
+    expect((await h.request('GET', '/account/api/session', { headers: { cookie: beaCookie } })).json().account.name).toBe('Bea');
+
+    // A link that cannot be used ends nothing, even with the CSRF token.
+    const beaCsrf = switched.json().csrfToken;
+    const spent = await exchange(token, { cookie: beaCookie, 'x-csrf-token': beaCsrf });
+    expect(spent.statusCode).toBe(401);
+    expect((await h.request('GET', '/account/api/session', { headers: { cookie: beaCookie } })).statusCode).toBe(200);
+
+    // The cookie of an ended session is no session: a sign-in with it needs no token.
+    const again = await exchange(tokenOf((await h.services.sessions.createLoginLink(ada.accountId)).url), { cookie: ada.cookie });
+    expect(again.statusCode).toBe(200);
+    expect(await liveSessions(ada.accountId)).toBe(1);
+  });
+
+  it('tells which account a link would sign in, and the browser’s own session, without spending the link', async () => {
+    const bea = await h.services.accounts.create({ name: 'Bea' });
+    const link = await h.services.sessions.createLoginLink(bea.id);
+    const peek = (body: string, headers: Record<string, string> = {}) => h.request('POST', '/account/api/login-link', { headers: { 'content-type': 'application/json', ...headers }, body });
+    const seen = await peek(JSON.stringify({ token: tokenOf(link.url) }));
+    expect(seen.statusCode).toBe(200);
+    expect(seen.json()).toEqual({ account: { id: bea.id, name: 'Bea' }, expiresAt: link.expiresAt.toISOString(), session: null });
+    expect(seen.headers['set-cookie']).toBeUndefined();
+    expect(seen.headers['cache-control']).toBe('no-store');
+    // Signed in as Ada: her session, as GET /account/api/session shows it (the page asks before switching).
+    const ada = await signIn();
+    const asAda = await peek(JSON.stringify({ token: tokenOf(link.url) }), { cookie: ada.cookie });
+    expect(asAda.json()).toEqual({ ...seen.json(), session: (await h.request('GET', '/account/api/session', { headers: { cookie: ada.cookie } })).json() });
+    expect(asAda.json().session.account.name).toBe('Ada');
+    expect((await exchange(tokenOf(link.url))).statusCode).toBe(200);
+    // Spent, unknown and malformed: the exchange's 401; no token: 400.
+    const spent = await exchange(tokenOf(link.url));
+    for (const token of [tokenOf(link.url), 'A'.repeat(43), 'not a token']) {
+      const refused = await peek(JSON.stringify({ token }));
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json().error.message).toBe(spent.json().error.message);
+    }
+    const missing = await peek('{}');
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().error).toMatchObject({ code: 'INVALID_INPUT', details: { token: 'required string' } });
   });
 
   it('tells the page which sign-ins there are', async () => {
@@ -292,6 +375,43 @@ describe('account area sessions: settings', () => {
     } finally {
       await h.close();
     }
+  });
+
+  /** A harness whose warnings are kept, signed in once: its Set-Cookie and the warnings said at start. */
+  const signedInWith = async (env: Record<string, string>) => {
+    const lines: string[] = [];
+    const h = await createHarness(env, pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }));
+    try {
+      const account = await h.services.accounts.create({ name: 'Plain' });
+      const link = await h.services.sessions.createLoginLink(account.id);
+      const res = await h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: tokenOf(link.url) }) });
+      expect(res.statusCode).toBe(200);
+      const cookie = parseSetCookie(res.headers['set-cookie']);
+      const status = async (name: string) => (await h.request('GET', '/account/api/session', { headers: { cookie: `${name}=${cookie.value}` } })).statusCode;
+      return { cookie, warnings: lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40), asHost: await status('__Host-mg_session'), asPlain: await status('mg_session') };
+    } finally {
+      await h.close();
+    }
+  };
+
+  it('outside production, a plain-http PUBLIC_URL on another host than this machine falls back to mg_session without Secure, and says so at start', async () => {
+    const { cookie, warnings, asHost, asPlain } = await signedInWith({ PUBLIC_URL: 'http://gate.lan:4000' });
+    expect(cookie).toMatchObject({ name: 'mg_session', attributes: { path: '/', httponly: true, samesite: 'Strict' } });
+    expect(cookie.attributes.secure).toBeUndefined();
+    expect({ asPlain, asHost }).toEqual({ asPlain: 200, asHost: 401 });
+    expect(warnings).toEqual([expect.objectContaining({ cookie: 'mg_session', msg: expect.stringMatching(/^PUBLIC_URL is plain http on gate\.lan: outside production/) })]);
+  });
+
+  it('in production the cookie is __Host-mg_session and Secure whatever PUBLIC_URL says, with a warning for plain http', async () => {
+    const production = await signedInWith({ NODE_ENV: 'production', PUBLIC_URL: 'http://gate.lan:4000' });
+    expect(production.cookie).toMatchObject({ name: '__Host-mg_session', attributes: { path: '/', secure: true, httponly: true } });
+    expect({ asPlain: production.asPlain, asHost: production.asHost }).toEqual({ asPlain: 401, asHost: 200 });
+    expect(production.warnings).toEqual([expect.objectContaining({ msg: expect.stringMatching(/browsers keep the session cookie \(__Host-mg_session, Secure\) only over https/) })]);
+  });
+
+  it.each(['http://app.localhost:4000', 'https://gate.lan'])('with PUBLIC_URL %s the cookie is __Host-mg_session and Secure, without a warning', async (url) => {
+    const { cookie, warnings } = await signedInWith({ PUBLIC_URL: url });
+    expect({ name: cookie.name, secure: cookie.attributes.secure, warnings }).toEqual({ name: '__Host-mg_session', secure: true, warnings: [] });
   });
 
   it('serves the OIDC client to the page only when OIDC_CLIENT_ID is set', async () => {

@@ -1,11 +1,9 @@
 /**
  * The page's only way to the gateway: GraphQL (and the few REST files it offers for download),
- * with the credential the page signed in with. An API key never enters the page: a session cookie
- * (HttpOnly, so scripts cannot read it) with its CSRF token, or an OpenID Connect token.
+ * with the session it signed in to. An API key never enters the page, nor does an OpenID Connect
+ * token stay in it: either sign-in is exchanged for a session cookie (HttpOnly, so scripts cannot
+ * read it), and changes carry the session's CSRF token.
  */
-
-/** How the page is signed in. */
-export type Credential = { kind: 'session'; csrfToken: string } | { kind: 'oidc'; token: string };
 
 /** A failure in the contract's words: its code and message, never a stack or raw JSON. */
 export class ApiError extends Error {
@@ -32,15 +30,15 @@ export interface Operation<Result, Variables = Record<string, never>> {
 
 const op = <R, V = Record<string, never>>(query: string): Operation<R, V> => ({ query });
 
-let credential: Credential | null = null;
+let csrfToken: string | null = null;
 
-export function setCredential(c: Credential | null): void {
-  credential = c;
+/** The session's CSRF token, which every request of the page carries; null when signed out. */
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
 }
 
 function authHeaders(): Record<string, string> {
-  if (!credential) return {};
-  return credential.kind === 'session' ? { 'x-csrf-token': credential.csrfToken } : { authorization: `Bearer ${credential.token}` };
+  return csrfToken ? { 'x-csrf-token': csrfToken } : {};
 }
 
 /** Reads an answer: the JSON body, or an ApiError with the contract's code and message. */
@@ -83,12 +81,37 @@ export async function download(path: string, filename: string): Promise<void> {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** The page's session endpoints (login links). */
+/** A session as the gateway answers it. */
+export interface Session {
+  csrfToken: string;
+  expiresAt: string;
+  account: { id: string; name: string };
+}
+
+const post = (path: string, body: unknown, csrf?: string | null) =>
+  fetch(path, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', ...(csrf ? { 'x-csrf-token': csrf } : {}) },
+    body: JSON.stringify(body),
+  });
+
+/**
+ * The page's session endpoints. A sign-in ends the browser's current session, so it carries that
+ * session's CSRF token when there is one.
+ */
 export const session = {
-  async exchange(token: string): Promise<{ csrfToken: string; expiresAt: string }> {
-    return answer(await fetch('/account/api/session', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) }));
+  /** Which account a login link would sign in, without spending it, and the browser's current session. */
+  async peek(token: string): Promise<{ account: { id: string; name: string }; session: Session | null }> {
+    return answer(await post('/account/api/login-link', { token }));
   },
-  async resume(): Promise<{ csrfToken: string; expiresAt: string } | null> {
+  async exchange(token: string, csrf: string | null): Promise<Session> {
+    return answer(await post('/account/api/session', { token }, csrf));
+  },
+  async exchangeIdToken(idToken: string, nonceVerifier: string, csrf: string | null): Promise<Session> {
+    return answer(await post('/account/api/session/oidc', { idToken, nonceVerifier }, csrf));
+  },
+  async resume(): Promise<Session | null> {
     const res = await fetch('/account/api/session', { credentials: 'same-origin' });
     return res.ok ? answer(res) : null;
   },

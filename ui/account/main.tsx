@@ -1,43 +1,50 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { UserManager } from 'oidc-client-ts';
-import { ApiError, ME, gql, messageOf, pageConfig, session, setCredential, type Me, type PageConfig } from './api.js';
+import { ApiError, ME, gql, messageOf, pageConfig, session, setCsrfToken, type Me, type PageConfig, type Session } from './api.js';
 import { KeysSection } from './keys.js';
-import { completeRedirect, storedToken, userManager } from './oidc.js';
+import { completeRedirect, startSignIn, userManager } from './oidc.js';
 import { OverviewSection } from './overview.js';
 import { TryItSection } from './try-it.js';
 import { UsageSection } from './usage.js';
 import './app.css';
 
+const LINK_SPENT = 'This sign-in link has been used or has expired. Ask for a new one.';
+
+type Account = { id: string; name: string };
 type State =
   | { phase: 'loading' }
   | { phase: 'signed-out'; config: PageConfig | null; error: string | null }
-  | { phase: 'signed-in'; me: Me; signOut: () => Promise<void> };
+  | { phase: 'switch'; current: Session; next: Account; token: string }
+  | { phase: 'signed-in'; me: Me; notice: string | null };
 
-/** Signs in from what the URL and the browser hold: a login link, a session cookie, or an OIDC redirect. */
-async function signIn(config: PageConfig, manager: UserManager | null): Promise<(() => Promise<void>) | null> {
+/** Where signing in leads: a session, or the question whether to leave the current one for a link's account. */
+type Outcome = { session: Session; notice?: string } | { current: Session; next: Account; token: string } | null;
+
+/** Signs in from what the URL and the browser hold: a login link, an OIDC redirect, or the session cookie. */
+async function signIn(manager: UserManager | null): Promise<Outcome> {
   const login = /^#login=([A-Za-z0-9_-]+)$/.exec(location.hash)?.[1];
+  // The link is single-use: take it out of the address bar and history at once.
+  if (login) history.replaceState(null, '', '/account/');
+  // A sign-in ends the browser's current session, so it carries that session's CSRF token.
   if (login) {
-    // The link is single-use: take it out of the address bar and history at once.
-    history.replaceState(null, '', '/account/');
-    const s = await session.exchange(login);
-    setCredential({ kind: 'session', csrfToken: s.csrfToken });
-    return session.logout;
+    const link = await session.peek(login).catch(async (err: unknown) => {
+      if (!(err instanceof ApiError && err.code === 'UNAUTHENTICATED')) throw err;
+      // A spent link: stay signed in if the browser is, else say why not.
+      const current = await session.resume();
+      if (!current) throw err;
+      return { account: null, session: current };
+    });
+    const current = link.session;
+    if (!link.account) return { session: current!, notice: LINK_SPENT };
+    if (!current) return { session: await session.exchange(login, null) };
+    if (link.account.id === current.account.id) return { session: await session.exchange(login, current.csrfToken) };
+    return { current, next: link.account, token: login };
   }
-  const resumed = await session.resume();
-  if (resumed) {
-    setCredential({ kind: 'session', csrfToken: resumed.csrfToken });
-    return session.logout;
-  }
-  if (manager) {
-    const token = (await completeRedirect(manager)) ?? (await storedToken(manager));
-    if (token) {
-      setCredential({ kind: 'oidc', token });
-      return () => manager.removeUser();
-    }
-  }
-  void config;
-  return null;
+  const redirect = manager ? await completeRedirect(manager) : null;
+  const current = await session.resume();
+  if (redirect) return { session: await session.exchangeIdToken(redirect.idToken, redirect.nonceVerifier, current?.csrfToken ?? null) };
+  return current ? { session: current } : null;
 }
 
 function App() {
@@ -45,22 +52,37 @@ function App() {
   const [manager, setManager] = useState<UserManager | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
 
+  const enter = async (s: Session, notice: string | null = null) => {
+    setCsrfToken(s.csrfToken);
+    const { me } = await gql(ME);
+    setState({ phase: 'signed-in', me, notice });
+  };
+  const signedOut = (config: PageConfig | null, err: unknown, link: boolean) => {
+    setCsrfToken(null);
+    setState({ phase: 'signed-out', config, error: err == null ? null : link && err instanceof ApiError && err.code === 'UNAUTHENTICATED' ? LINK_SPENT : messageOf(err) });
+  };
   const start = async () => {
     let config: PageConfig | null = null;
+    const link = location.hash.startsWith('#login=');
     try {
       config = await pageConfig();
       const m = config.oidc ? userManager(config.oidc) : null;
       setManager(m);
-      const signOut = await signIn(config, m);
-      if (!signOut) return setState({ phase: 'signed-out', config, error: null });
-      const { me } = await gql(ME);
-      setState({ phase: 'signed-in', me, signOut });
+      const outcome = await signIn(m);
+      if (!outcome) return signedOut(config, null, link);
+      if ('next' in outcome) return setState({ phase: 'switch', ...outcome });
+      await enter(outcome.session, outcome.notice ?? null);
     } catch (err) {
-      setCredential(null);
-      setState({ phase: 'signed-out', config, error: err instanceof ApiError && err.code === 'UNAUTHENTICATED' ? 'This sign-in link has been used or has expired. Ask for a new one.' : messageOf(err) });
+      signedOut(config, err, link);
     }
   };
-  useEffect(() => void start(), []);
+  useEffect(() => {
+    void start();
+    // A login link opened in a tab already on this page changes only the fragment.
+    const onHash = () => void (location.hash.startsWith('#login=') && start());
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
   useEffect(() => heading.current?.focus(), [state.phase]);
 
   if (state.phase === 'loading') return <p>Loading…</p>;
@@ -76,7 +98,7 @@ function App() {
           </p>
         )}
         {state.config?.oidc && manager && (
-          <button type="button" onClick={() => void manager.signinRedirect()}>
+          <button type="button" onClick={() => void startSignIn(manager)}>
             Sign in with {new URL(state.config.oidc.issuer).host}
           </button>
         )}
@@ -84,6 +106,36 @@ function App() {
           Without an identity provider, ask your operator for a one-time sign-in link (<code>mediagate account login-link ACCOUNT_ID</code>). It
           works once and for a few minutes.
         </p>
+      </section>
+    );
+  }
+  if (state.phase === 'switch') {
+    const { current, next, token } = state;
+    // Staying leaves the link unspent; leaving ends the current session on the server.
+    const choose = async (leave: boolean) => {
+      try {
+        await enter(leave ? await session.exchange(token, current.csrfToken) : current);
+      } catch (err) {
+        // A refused exchange changed nothing: the current session goes on.
+        await enter(current, err instanceof ApiError && err.code === 'UNAUTHENTICATED' ? LINK_SPENT : messageOf(err)).catch((e: unknown) => signedOut(null, e, false));
+      }
+    };
+    return (
+      <section class="card sign-in" aria-labelledby="switch-title">
+        <h1 id="switch-title" tabIndex={-1} ref={heading}>
+          Switch accounts?
+        </h1>
+        <p>
+          You are signed in as {current.account.name}. Sign in as {next.name} instead?
+        </p>
+        <div class="row">
+          <button type="button" onClick={() => void choose(true)}>
+            Sign in as {next.name}
+          </button>
+          <button type="button" class="secondary" onClick={() => void choose(false)}>
+            Stay signed in as {current.account.name}
+          </button>
+        </div>
       </section>
     );
   }
@@ -104,8 +156,8 @@ function App() {
           type="button"
           class="secondary"
           onClick={async () => {
-            await state.signOut();
-            setCredential(null);
+            await session.logout();
+            setCsrfToken(null);
             setState({ phase: 'signed-out', config: null, error: null });
             void start();
           }}
@@ -113,6 +165,11 @@ function App() {
           Sign out
         </button>
       </header>
+      {state.notice && (
+        <p role="alert" class="error card">
+          {state.notice}
+        </p>
+      )}
       <OverviewSection me={state.me} />
       <UsageSection />
       <KeysSection />

@@ -2,7 +2,7 @@ import { isUuid, textArray } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
-import { API_KEY_SCOPES, type Principal } from '../api-keys/api-key.service.js';
+import { OIDC_BEARER_SCOPES, type Principal } from '../api-keys/api-key.service.js';
 import type { OidcIdentity } from './oidc.verifier.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../paging.js';
 import type { LedgerService } from '../credits/ledger.service.js';
@@ -130,7 +130,7 @@ export class AccountService {
 
   /**
    * The principal of a signed-in frontend user: the account linked to the identity, made on first
-   * sign-in (no credits, no membership), with every scope a key could have.
+   * sign-in (no credits, no membership), with a session's scopes but none that makes credentials.
    */
   async principalForOidc(identity: OidcIdentity): Promise<Principal> {
     const conn = this.em().getConnection();
@@ -148,7 +148,7 @@ export class AccountService {
       [identity.subject],
     );
     const r = rows[0];
-    return { accountId: r.id, apiKeyId: null, scopes: new Set(API_KEY_SCOPES), isMember: r.member, roles: new Set(textArray(r.roles)), via: 'oidc' };
+    return { accountId: r.id, apiKeyId: null, scopes: new Set(OIDC_BEARER_SCOPES), isMember: r.member, roles: new Set(textArray(r.roles)), via: 'oidc' };
   }
 
   /** Starts or extends the membership to `until`. */

@@ -10,6 +10,15 @@ import { generateKey, hashKey, keyMatches, parseKey, type ParsedKey } from './ap
 /** What a key may do. A key gets every scope unless created with fewer. */
 export const API_KEY_SCOPES = ['parse', 'transcribe', 'read', 'keys'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+/** The account area's session: every scope (its page creates and revokes keys, reads the webhook secret). */
+export const SESSION_SCOPES: readonly string[] = API_KEY_SCOPES;
+/** The scopes that make or replace credentials: API keys and the webhook signing secret. */
+export const CREDENTIAL_SCOPES: readonly string[] = ['keys'];
+/**
+ * A frontend's OpenID Connect token sent as the Bearer token: a session's scopes less those that
+ * make credentials, so a leaked token cannot leave a lasting key or replace the webhook secret.
+ */
+export const OIDC_BEARER_SCOPES: readonly string[] = SESSION_SCOPES.filter((s) => !CREDENTIAL_SCOPES.includes(s));
 
 /** Who is calling, as resolved from the Authorization header. */
 export interface Principal {

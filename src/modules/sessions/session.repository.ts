@@ -12,14 +12,26 @@ export interface LiveSession {
   isMember: boolean;
 }
 
-/** A session just made from a login link. */
+/** A session just opened (or the account a login link would open one for). */
 export interface StartedSession {
   accountId: string;
   accountName: string;
   expiresAt: Date;
 }
 
+/** A session about to be opened, and the browser's session it replaces (null: none). */
+export interface NewSession {
+  sessionHash: Buffer;
+  csrfToken: string;
+  hours: number;
+  replacingHash: Buffer | null;
+}
+
 const toDate = (v: Date | string) => new Date(v);
+
+/** Within a statement that opened session `s`: ends the replaced session, only if `s` was opened. */
+const END_REPLACED = `update account_session set revoked_at = now()
+   where session_hash = ? and revoked_at is null and exists (select 1 from s) returning id`;
 
 /**
  * Login links and sessions, in single statements: the link is spent and the session made in one
@@ -42,8 +54,22 @@ export class SessionRepository {
     return toDate(rows[0].expires_at);
   }
 
-  /** Spends an unused, unexpired link and opens a session for its account; null when the link cannot be used. */
-  async exchange(tokenHash: Buffer, sessionHash: Buffer, csrfToken: string, hours: number): Promise<StartedSession | null> {
+  /** The account an unused, unexpired link would sign in; null when the link cannot be used. Spends nothing. */
+  async peek(tokenHash: Buffer): Promise<StartedSession | null> {
+    const rows = await this.conn().execute<{ account_id: string; name: string; expires_at: Date | string }[]>(
+      `select l.account_id, a.name, l.expires_at from login_link l join account a on a.id = l.account_id
+        where l.token_hash = ? and l.used_at is null and l.expires_at > now()`,
+      [tokenHash],
+    );
+    const r = rows[0];
+    return r ? { accountId: r.account_id, accountName: r.name, expiresAt: toDate(r.expires_at) } : null;
+  }
+
+  /**
+   * Spends an unused, unexpired link and opens a session for its account, ending the session it
+   * replaces; null when the link cannot be used, and then nothing is spent or ended.
+   */
+  async exchange(tokenHash: Buffer, session: NewSession): Promise<StartedSession | null> {
     const rows = await this.conn().execute<{ account_id: string; name: string; expires_at: Date | string }[]>(
       `with link as (
          update login_link set used_at = now()
@@ -53,9 +79,29 @@ export class SessionRepository {
          insert into account_session (id, account_id, session_hash, csrf_token, login_link_id, expires_at)
          select ?, account_id, ?, ?, id, now() + make_interval(secs => ?) from link
          returning account_id, expires_at
-       )
+       ), ended as (${END_REPLACED})
        select s.account_id, a.name, s.expires_at from s join account a on a.id = s.account_id`,
-      [tokenHash, randomUUID(), sessionHash, csrfToken, hours * 3600],
+      [tokenHash, randomUUID(), session.sessionHash, session.csrfToken, session.hours * 3600, session.replacingHash],
+    );
+    const r = rows[0];
+    return r ? { accountId: r.account_id, accountName: r.name, expiresAt: toDate(r.expires_at) } : null;
+  }
+
+  /**
+   * Opens a session for an account signed in with an ID token, which opens one session only (its
+   * hash is unique), ending the session it replaces; null when the token was already used, and then
+   * nothing is ended.
+   */
+  async open(accountId: string, idTokenHash: Buffer, session: NewSession): Promise<StartedSession | null> {
+    const rows = await this.conn().execute<{ account_id: string; name: string; expires_at: Date | string }[]>(
+      `with s as (
+         insert into account_session (id, account_id, session_hash, csrf_token, id_token_hash, expires_at)
+         values (?, ?, ?, ?, ?, now() + make_interval(secs => ?))
+         on conflict (id_token_hash) do nothing
+         returning account_id, expires_at
+       ), ended as (${END_REPLACED})
+       select s.account_id, a.name, s.expires_at from s join account a on a.id = s.account_id`,
+      [randomUUID(), accountId, session.sessionHash, session.csrfToken, idTokenHash, session.hours * 3600, session.replacingHash],
     );
     const r = rows[0];
     return r ? { accountId: r.account_id, accountName: r.name, expiresAt: toDate(r.expires_at) } : null;
