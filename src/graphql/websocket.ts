@@ -129,8 +129,8 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
   /** Closes a socket whose credentials were refused: 4401 or 4403 as the contract's code says. */
   const refuse = (socket: WebSocket, err: unknown) => {
     if (isAppError(err) && (err.status === 401 || err.status === 403)) {
-      const reason = Buffer.from(`${err.status === 401 ? 'Unauthorized' : 'Forbidden'}: ${err.message}`).subarray(0, MAX_REASON_BYTES).toString();
-      return socket.close(err.status === 401 ? CloseCode.Unauthorized : CloseCode.Forbidden, reason);
+      const reason = `${err.status === 401 ? 'Unauthorized' : 'Forbidden'}: ${err.message}`;
+      return socket.close(err.status === 401 ? CloseCode.Unauthorized : CloseCode.Forbidden, Buffer.byteLength(reason) <= MAX_REASON_BYTES ? reason : reason.split(':')[0]);
     }
     log.error({ err }, 'authenticating a WebSocket failed');
     socket.close(CloseCode.InternalServerError, 'Internal server error');
@@ -163,6 +163,8 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
         }
       },
       onSubscribe: async (ctx, _id, payload) => {
+        // Counted on arrival (this one among them), before any wait lets the next subscribe in.
+        const running = Object.keys(ctx.subscriptions).length;
         const { socket } = ctx.extra;
         const caller = callers.get(socket);
         if (!caller) return [errorOf(new AppError('UNAUTHENTICATED'))];
@@ -178,8 +180,7 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
         const { principal } = caller;
         const counted = await limits.byCaller(principal.apiKeyId ?? principal.accountId);
         if (counted.refused) return [errorOf(counted.refused)];
-        // This subscription is among them already.
-        if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_SOCKET) {
+        if (running > MAX_SUBSCRIPTIONS_PER_SOCKET) {
           return [errorOf(new AppError('RATE_LIMITED', `At most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions run at once on one connection; complete one first.`, { limit: MAX_SUBSCRIPTIONS_PER_SOCKET }))];
         }
         // The HTTP door's rules hold here too: tokens, depth, aliases, directives, cost, introspection.
