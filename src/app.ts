@@ -12,6 +12,7 @@ import { landingPage } from './graphql/landing-page.js';
 import { operationLimits } from './graphql/limits.js';
 import { buildGraphqlSchema } from './graphql/schema.js';
 import { registerSubscriptions } from './graphql/websocket.js';
+import { trustFunction } from './net/client-address.js';
 import { toErrorResponse, writeClientError } from './rest/error-body.js';
 import { registerDraining } from './rest/draining.js';
 import { registerRateLimits } from './rest/rate-limit.js';
@@ -32,8 +33,11 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 /** The HTTP server with both doors; used by `mediagate serve` and by the tests. */
 export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInstance> {
   const { config, log } = services;
+  const trustProxy = trustFunction(config.trustProxy);
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
+    // req.ip: the client named by trusted proxies in X-Forwarded-For (TRUST_PROXY), else the peer.
+    trustProxy: config.trustProxy === null ? false : trustProxy,
     // A caller's request id is kept when it is harmless, so logs can be joined across systems.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -75,7 +79,7 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     return reply.status(status).send(body);
   });
 
-  const limits = registerRateLimits(app, config);
+  const limits = registerRateLimits(app, config, services.auth);
   app.addHook('onClose', () => limits.close());
 
   app.addHook('onResponse', async (req, reply) => {
@@ -110,7 +114,7 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
   const documents = documentCache(schema, operations, config.graphql);
   const formatError = formatGraphqlError(log);
   const format = (error: Parameters<typeof formatError>[0]) => operations.hideSuggestions(formatError(error));
-  registerSubscriptions(app, { schema, services, documents, format });
+  registerSubscriptions(app, { schema, services, documents, format, limits, trustProxy });
   registerGraphqlHttp(app, {
     services,
     documents,

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { parseAllowHosts } from './net/address-policy.js';
+import { isProxyAddress, type ProxyTrust } from './net/client-address.js';
 
 const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt', 'ytdlp'] as const;
 const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'deepgram', 'assemblyai', 'local'] as const;
@@ -17,6 +18,21 @@ const list = (allowed: readonly string[]) =>
     .transform((s) => s.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean))
     .pipe(z.array(z.enum(allowed as [string, ...string[]])));
 const url = z.url({ protocol: /^https?$/ });
+
+/** TRUST_PROXY: a hop count (1 or more), or proxies' addresses separated by commas; each entry is checked on its own. */
+const proxyTrust = z.string().transform((text, ctx): number | string[] => {
+  const value = text.trim();
+  if (/^\d+$/.test(value)) {
+    if (Number(value) >= 1) return Number(value);
+    ctx.addIssue({ code: 'custom', message: 'a hop count must be at least 1 (unset: no proxy is trusted)' });
+    return z.NEVER;
+  }
+  const entries = value.split(',').map((e) => e.trim().toLowerCase());
+  entries.forEach((entry, i) => {
+    if (!isProxyAddress(entry)) ctx.addIssue({ code: 'custom', path: [i], message: 'must be an IP address or CIDR range (or loopback, linklocal, uniquelocal); the list is separated by commas' });
+  });
+  return entries;
+});
 
 /** Every environment variable the service reads, with its default. One line of doc each in README. */
 const envSchema = z.object({
@@ -117,6 +133,8 @@ const envSchema = z.object({
   /** Requests per minute per API key, and per client address before authentication. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(600),
+  /** Proxies whose X-Forwarded-For names the client (its address is what the per-address limit counts): a hop count, or their addresses; unset: none. */
+  TRUST_PROXY: proxyTrust.optional(),
   /** OpenID Connect sign-in for frontends: the issuer, the audience tokens must name, and (optional) the JWKS URL. */
   OIDC_ISSUER: url.optional(),
   OIDC_AUDIENCE: z.string().min(1).optional(),
@@ -212,6 +230,8 @@ export type Config = Readonly<{
   pocketsphinxPath: string;
   ytdlpPath: string;
   rateLimits: Readonly<{ perKeyPerMinute: number; perIpPerMinute: number }>;
+  /** Which proxies name the client in X-Forwarded-For (null: none; the connection's peer is the client). */
+  trustProxy: ProxyTrust;
   redisUrl: string | null;
   metricsToken: string | null;
   oidc: Readonly<{ issuer: string; audience: string; jwksUrl: string | null; clientId: string | null }> | null;
@@ -363,6 +383,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     pocketsphinxPath: e.POCKETSPHINX_PATH,
     ytdlpPath: e.YTDLP_PATH,
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_MINUTE, perIpPerMinute: e.RATE_LIMIT_IP_PER_MINUTE },
+    trustProxy: e.TRUST_PROXY ?? null,
     redisUrl: e.REDIS_URL ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,
     oidc:

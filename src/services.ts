@@ -45,6 +45,8 @@ export interface Services {
   jobControl: JobService;
   /** Jobs as they change (the jobUpdated subscription). */
   jobUpdates: JobUpdates;
+  /** What the database says changed (the WebSocket door re-checks its callers when their key or account did). */
+  notifications: Notifications;
   history: CreditHistoryRepository;
   usage: CreditUsageRepository;
   accountUsage: AccountUsageRepository;
@@ -130,6 +132,7 @@ export function createServices(
     jobs,
     jobControl: new JobService(jobs, runner, ledger),
     jobUpdates: new JobUpdates(jobs, notifications),
+    notifications,
     history: new CreditHistoryRepository(em),
     usage: new CreditUsageRepository(em),
     accountUsage: new AccountUsageRepository(em),

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, type ExecutionResult, type GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { credentialsOf, requestContext } from '../modules/auth.js';
+import { httpRequestContext } from '../modules/auth.js';
 import type { Services } from '../services.js';
 import { createGqlContext } from './context.js';
 import type { DocumentCache } from './documents.js';
@@ -68,7 +68,7 @@ export function registerGraphqlHttp(app: FastifyInstance, { services, documents,
     if (operation?.operation === 'mutation' && get) {
       return refuse(reply, type, new RequestRefused(405, 'GET requests only support query operations; send a mutation with POST.', { allow: 'POST' }));
     }
-    const context = createGqlContext(requestContext(services.auth, credentialsOf(req), req.id), services);
+    const context = createGqlContext(httpRequestContext(services.auth, req), services);
     const result = await execute({ document: prepared.document, operationName: params.operationName, variables: params.variables, context });
     // No data at all: nothing ran (variables refused, no such operation), a request error.
     const status = 'data' in result ? 200 : 400;

@@ -1,12 +1,36 @@
 import type { FastifyInstance } from 'fastify';
-import type { GraphQLError, GraphQLFormattedError, GraphQLSchema } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { CloseCode, type Context } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
-import { WebSocketServer } from 'ws';
-import { requestContext } from '../modules/auth.js';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { AppError, isAppError } from '../errors.js';
+import type { Principal } from '../modules/api-keys/api-key.service.js';
+import type { Credentials } from '../modules/auth.js';
+import { clientAddress, type TrustFunction } from '../net/client-address.js';
+import { writeSocketError } from '../rest/error-body.js';
+import { rateLimitHeaders, type RateLimits } from '../rest/rate-limit.js';
 import type { Services } from '../services.js';
 import { createGqlContext } from './context.js';
 import type { DocumentCache } from './documents.js';
+
+/** Where subscriptions are served. */
+const PATH = '/graphql';
+/**
+ * Largest message a client may send (a subscribe's document and variables are far smaller: the
+ * token limit comes first); a bigger frame closes the socket with 1009. ws alone would take 100 MiB.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+/** Subscriptions one socket may run at once; one more is refused RATE_LIMITED until one ends. */
+export const MAX_SUBSCRIPTIONS_PER_SOCKET = 20;
+/** Sockets one client address may hold open on one instance; one more upgrade is refused 429. */
+export const MAX_SOCKETS_PER_ADDRESS = 100;
+/** How long a new socket may take to send connection_init (graphql-ws's default, said here). */
+const CONNECTION_INIT_TIMEOUT_MS = 3000;
+/** WebSocket close reasons are at most 123 bytes. */
+const MAX_REASON_BYTES = 123;
 
 export interface SubscriptionsOptions {
   schema: GraphQLSchema;
@@ -15,37 +39,170 @@ export interface SubscriptionsOptions {
   documents: DocumentCache;
   /** The one GraphQL error mapper (errors.ts), suggestions dropped when introspection is off. */
   format(error: GraphQLError): GraphQLFormattedError;
+  /** The HTTP door's rate limits: the same buckets (and Redis keys) count both doors. */
+  limits: RateLimits;
+  /** Fastify's trustProxy: the client's address at the upgrade is found as req.ip is. */
+  trustProxy: TrustFunction;
+}
+
+/** Who a socket's connection_init proved to be, kept for every operation it sends. */
+interface Caller {
+  credentials: Credentials;
+  principal: Principal;
+  /** Their key, account or the notifications changed since: authenticate again before the next operation. */
+  stale: boolean;
 }
 
 /**
- * Subscriptions (jobUpdated) over the graphql-ws protocol at the same /graphql path. The key comes
- * in the connection's `Authorization` parameter, or the upgrade request's header for clients that
- * can send one; errors carry the same codes as on HTTP.
+ * Subscriptions (jobUpdated) over the graphql-ws protocol at /graphql, with the HTTP door's limits:
+ * - the upgrade takes a point of the client address's bucket (429 with Retry-After when none is
+ *   left, before any handshake), and one address holds at most MAX_SOCKETS_PER_ADDRESS sockets;
+ * - connection_init must authenticate, once per socket: the key in the `Authorization` connection
+ *   parameter (or the upgrade's header), or the account area's cookie with the session's CSRF token
+ *   in the parameters (a WebSocket is not bound by the same-origin policy). Refused: 4401 (missing,
+ *   unknown or revoked credentials) or 4403 (a cookie without its CSRF token), and nothing else
+ *   is read; a socket that never sends it is closed after 3 s;
+ * - each subscribe takes a point of the caller's bucket (the key, or a signed-in account), the
+ *   same one HTTP requests take; then the operation limits (graphql-armor, tokens) apply;
+ * - only subscriptions are served: queries and mutations are refused INVALID_INPUT, so they run
+ *   over HTTP with its per-request limits, and nothing is spent over the socket;
+ * - messages are at most MAX_MESSAGE_BYTES, subscriptions at most MAX_SUBSCRIPTIONS_PER_SOCKET.
+ * The principal found at connect serves every operation; a change the database notifies about the
+ * key or its account (a revocation) makes the next operation authenticate again.
  */
-export function registerSubscriptions(app: FastifyInstance, { schema, services, documents, format }: SubscriptionsOptions): void {
-  const wsServer = new WebSocketServer({ server: app.server, path: '/graphql' });
-  const formatAll = (errors: readonly GraphQLError[]) => errors.map(format);
+export function registerSubscriptions(app: FastifyInstance, { schema, services, documents, format, limits, trustProxy }: SubscriptionsOptions): void {
+  const { log } = services;
+  const wsServer = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  const callers = new Map<WebSocket, Caller>();
+  const openByAddress = new Map<string, number>();
+
+  const stopWatching = [
+    services.notifications.on('mediagate_auth', (change) => {
+      for (const caller of callers.values()) {
+        if (caller.principal.accountId === change.accountId || (change.apiKeyId && caller.principal.apiKeyId === change.apiKeyId)) caller.stale = true;
+      }
+    }),
+    // Notifications may have been missed while the listening connection was down.
+    services.notifications.onReconnect(() => callers.forEach((caller) => (caller.stale = true))),
+  ];
+
+  app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    void upgrade(req, socket, head).catch((err: unknown) => {
+      log.error({ err }, 'a WebSocket upgrade failed');
+      writeSocketError(socket, new AppError('INTERNAL_ERROR'));
+    });
+  });
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // A client that goes away while its upgrade is weighed.
+    const gone = () => socket.destroy();
+    socket.on('error', gone);
+    if (new URL(req.url ?? '/', 'http://gateway').pathname !== PATH) {
+      return writeSocketError(socket, new AppError('NOT_FOUND', `No WebSocket here; subscriptions are served at ${PATH}.`));
+    }
+    const address = clientAddress(req, trustProxy);
+    const counted = await limits.byAddress(address);
+    if (counted.refused) return writeSocketError(socket, counted.refused, rateLimitHeaders(counted));
+    const open = openByAddress.get(address) ?? 0;
+    if (open >= MAX_SOCKETS_PER_ADDRESS) {
+      const refused = new AppError('RATE_LIMITED', `At most ${MAX_SOCKETS_PER_ADDRESS} WebSockets may be open from one address; close one first.`, { limit: MAX_SOCKETS_PER_ADDRESS });
+      return writeSocketError(socket, refused);
+    }
+    if (socket.destroyed) return;
+    // Counted until the connection closes, whether or not the handshake succeeds.
+    openByAddress.set(address, open + 1);
+    socket.once('close', () => {
+      const left = (openByAddress.get(address) ?? 1) - 1;
+      if (left > 0) openByAddress.set(address, left);
+      else openByAddress.delete(address);
+    });
+    socket.off('error', gone);
+    wsServer.handleUpgrade(req, socket, head, (ws) => {
+      wsServer.emit('connection', ws, req);
+      // ws has already closed the socket with the code that fits (1009 for a message too big, 1002,
+      // 1007); graphql-ws would print each such client mistake on the console as a server bug.
+      ws.removeAllListeners('error');
+      ws.on('error', (err) => log.debug({ err }, 'a WebSocket client broke the protocol'));
+    });
+  }
+
+  /** Closes a socket whose credentials were refused: 4401 or 4403 as the contract's code says. */
+  const refuse = (socket: WebSocket, err: unknown) => {
+    if (isAppError(err) && (err.status === 401 || err.status === 403)) {
+      const reason = `${err.status === 401 ? 'Unauthorized' : 'Forbidden'}: ${err.message}`;
+      return socket.close(err.status === 401 ? CloseCode.Unauthorized : CloseCode.Forbidden, Buffer.byteLength(reason) <= MAX_REASON_BYTES ? reason : reason.split(':')[0]);
+    }
+    log.error({ err }, 'authenticating a WebSocket failed');
+    socket.close(CloseCode.InternalServerError, 'Internal server error');
+  };
+
+  const errorOf = (err: AppError) => new GraphQLError(err.message, { originalError: err });
+  // A refusal of the whole operation carries its own code (the mapper would call it INVALID_INPUT: it has no path).
+  const formatOne = (error: GraphQLError): GraphQLFormattedError =>
+    !error.path && isAppError(error.originalError)
+      ? { message: error.message, extensions: { code: error.originalError.code, ...(error.originalError.details ? { details: error.originalError.details } : {}) } }
+      : format(error);
+
   const cleanup = useServer(
     {
       schema,
-      context: (ctx) => {
-        const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
-        const fromParams = params.Authorization ?? params.authorization;
-        const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
-        // One context per operation, for as long as the subscription lasts: loaders must not cache.
-        // The account area's cookie works here too, but only with the session's CSRF token in the
-        // connection parameters: a WebSocket is not bound by the same-origin policy.
-        const csrf = params['x-csrf-token'] ?? params.csrfToken;
-        const credentials = { authorization: header, cookie: ctx.extra.request.headers.cookie, csrfToken: typeof csrf === 'string' ? csrf : undefined };
-        return createGqlContext(requestContext(services.auth, credentials, randomUUID()), services, { cache: false });
+      connectionInitWaitTimeout: CONNECTION_INIT_TIMEOUT_MS,
+      onConnect: async (ctx: Context<Record<string, unknown> | undefined, Extra>) => {
+        const { socket } = ctx.extra;
+        const credentials = credentialsOf(ctx);
+        try {
+          const principal = await services.auth.authenticate(credentials);
+          if (socket.readyState !== socket.OPEN) return false;
+          callers.set(socket, { credentials, principal, stale: false });
+          socket.once('close', () => callers.delete(socket));
+          return true;
+        } catch (err) {
+          // Closed here with the code that fits; graphql-ws's own close (4403) then finds it closing.
+          refuse(socket, err);
+          return false;
+        }
       },
-      // The HTTP door's rules hold here too: tokens, depth, aliases, directives, cost, introspection.
-      onSubscribe: (_ctx, _id, payload) => {
+      onSubscribe: async (ctx, _id, payload) => {
+        // Counted on arrival (this one among them), before any wait lets the next subscribe in.
+        const running = Object.keys(ctx.subscriptions).length;
+        const { socket } = ctx.extra;
+        const caller = callers.get(socket);
+        if (!caller) return [errorOf(new AppError('UNAUTHENTICATED'))];
+        if (caller.stale) {
+          try {
+            caller.principal = await services.auth.authenticate(caller.credentials);
+            caller.stale = false;
+          } catch (err) {
+            refuse(socket, err);
+            return [errorOf(isAppError(err) ? err : new AppError('INTERNAL_ERROR'))];
+          }
+        }
+        const { principal } = caller;
+        const counted = await limits.byCaller(principal.apiKeyId ?? principal.accountId);
+        if (counted.refused) return [errorOf(counted.refused)];
+        if (running > MAX_SUBSCRIPTIONS_PER_SOCKET) {
+          return [errorOf(new AppError('RATE_LIMITED', `At most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions run at once on one connection; complete one first.`, { limit: MAX_SUBSCRIPTIONS_PER_SOCKET }))];
+        }
+        // The HTTP door's rules hold here too: tokens, depth, aliases, directives, cost, introspection.
         const prepared = documents.prepare(payload.query);
-        return prepared.errors ? [...prepared.errors] : { schema, document: prepared.document, operationName: payload.operationName, variableValues: payload.variables };
+        if (prepared.errors) return [...prepared.errors];
+        // Queries and mutations go over HTTP, where each request meets the limits and answers once.
+        const operation = getOperationAST(prepared.document, payload.operationName);
+        if (operation && operation.operation !== 'subscription') {
+          return [errorOf(new AppError('INVALID_INPUT', 'Only subscriptions are served over WebSocket; send queries and mutations over HTTP POST /graphql.'))];
+        }
+        // One context per operation, for as long as the subscription lasts: loaders must not cache.
+        const request = { requestId: randomUUID(), principal: () => Promise.resolve(principal) };
+        return {
+          schema,
+          document: prepared.document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: createGqlContext(request, services, { cache: false }),
+        };
       },
-      onError: (_ctx, _id, _payload, errors) => formatAll(errors),
-      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
+      onError: (_ctx, _id, _payload, errors) => errors.map(formatOne),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: result.errors.map(format) } : undefined),
     },
     wsServer,
   );
@@ -54,6 +211,7 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
   // handshake is cut after a second.
   let disposed: Promise<void> = Promise.resolve();
   app.addHook('preClose', async () => {
+    stopWatching.forEach((stop) => stop());
     const cut = setTimeout(() => wsServer.clients.forEach((client) => client.terminate()), 1000);
     disposed = Promise.resolve(cleanup.dispose())
       .catch((err: unknown) => services.log.warn({ err }, 'closing the subscriptions failed'))
@@ -63,4 +221,17 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
     await disposed;
     await new Promise<void>((resolve) => wsServer.close(() => resolve()));
   });
+}
+
+/** What a socket presents: its connection parameters first, then the upgrade request's headers. */
+function credentialsOf(ctx: Context<Record<string, unknown> | undefined, Extra>): Credentials {
+  const params = ctx.connectionParams ?? {};
+  const fromParams = params.Authorization ?? params.authorization;
+  const { headers } = ctx.extra.request;
+  const csrf = params['x-csrf-token'] ?? params.csrfToken;
+  return {
+    authorization: typeof fromParams === 'string' ? fromParams : headers.authorization,
+    cookie: headers.cookie,
+    csrfToken: typeof csrf === 'string' ? csrf : undefined,
+  };
 }

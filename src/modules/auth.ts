@@ -115,6 +115,26 @@ export interface RequestContext {
   principal(): Promise<Principal>;
 }
 
+const resolvedPrincipals = new WeakMap<object, Promise<Principal>>();
+
+/**
+ * An HTTP request's caller, authenticated once however often it is asked: the rate limiter asks
+ * first (to count the key's request once it is proven), the handler then gets the same answer.
+ */
+export function principalOf(auth: Authenticator, req: HttpRequest): Promise<Principal> {
+  let principal = resolvedPrincipals.get(req);
+  if (!principal) {
+    principal = auth.authenticate(credentialsOf(req));
+    resolvedPrincipals.set(req, principal);
+  }
+  return principal;
+}
+
+/** The request context of an HTTP request (either door), sharing principalOf's one authentication. */
+export function httpRequestContext(auth: Authenticator, req: HttpRequest & { id: string }): RequestContext {
+  return { requestId: req.id, principal: () => principalOf(auth, req) };
+}
+
 /** `credentials`: credentialsOf(req), or just an Authorization header's value. */
 export function requestContext(auth: Authenticator, credentials: Credentials | string | undefined, requestId: string): RequestContext {
   let memo: Promise<Principal> | undefined;

@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { databaseUnavailable } from '../db/outage.js';
 import { AppError, isAppError } from '../errors.js';
@@ -68,4 +69,18 @@ export function writeClientError(err: NodeJS.ErrnoException, socket: Duplex): vo
     );
   }
   socket.destroy(err);
+}
+
+/**
+ * An error answered on a socket that has no Fastify reply (a refused WebSocket upgrade): the one
+ * error body with its status and headers, then the connection is closed.
+ */
+export function writeSocketError(socket: Duplex, err: AppError, headers: Record<string, string> = {}): void {
+  const requestId = randomUUID();
+  const { status, body } = toErrorResponse(err, requestId);
+  const text = JSON.stringify(body);
+  if (!socket.writable) return void socket.destroy();
+  const lines = Object.entries({ ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), 'x-request-id': requestId, connection: 'close' });
+  socket.once('finish', () => socket.destroy());
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${text}`);
 }

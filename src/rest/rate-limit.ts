@@ -3,21 +3,38 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { presentedKey } from '../modules/auth.js';
+import { presentedKey, principalOf, type Authenticator } from '../modules/auth.js';
 
 /** Paths that are never limited: probes and metrics. */
 const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);
+const WINDOW_SECONDS = 60;
 
+/** What taking one point said: the bucket's limit, what is left, when it refills, and the refusal when nothing was left. */
+export interface Count {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  /** RATE_LIMITED (details: retryAfterSeconds, limit, windowSeconds); null when the point was taken. */
+  refused: AppError | null;
+}
+
+/** The two buckets, shared by both doors (HTTP hooks here, the WebSocket door at its upgrade and each subscribe). */
 export interface RateLimits {
+  /** One point of a client address's bucket: every request, before anything else. */
+  byAddress(address: string): Promise<Count>;
+  /** One point of an authenticated caller's bucket: an API key's id (or, on the WebSocket, a signed-in account's id). */
+  byCaller(id: string): Promise<Count>;
   close(): Promise<void>;
 }
 
 /**
- * Two fixed-window limits per minute: per client address before anything else, and per API key
- * (named by its public id, so the check needs no database). With REDIS_URL the counters are
- * shared by every instance; without it each process counts alone.
+ * Two fixed-window limits per minute: per client address before anything else (req.ip: the
+ * connection's peer, or the client named by trusted proxies, TRUST_PROXY), and per API key once the
+ * key is proven (its secret checked), so that knowing a key's public id is not enough to use up its
+ * budget; a request whose key fails counts against its address only. With REDIS_URL the counters
+ * are shared by every instance; without it each process counts alone.
  */
-export function registerRateLimits(app: FastifyInstance, config: Config): RateLimits {
+export function registerRateLimits(app: FastifyInstance, config: Config, auth: Authenticator): RateLimits {
   const redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
   const watch = redis ? watchRedis(redis, app.log) : null;
   const make = (prefix: string, points: number): RateLimiterAbstract =>
@@ -26,26 +43,40 @@ export function registerRateLimits(app: FastifyInstance, config: Config): RateLi
           storeClient: redis,
           keyPrefix: `mediagate:rl:${prefix}`,
           points,
-          duration: 60,
+          duration: WINDOW_SECONDS,
           // If Redis is down, limit in memory rather than refusing everyone or no one.
-          insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
+          insuranceLimiter: new RateLimiterMemory({ points, duration: WINDOW_SECONDS }),
         })
-      : new RateLimiterMemory({ keyPrefix: prefix, points, duration: 60 });
+      : new RateLimiterMemory({ keyPrefix: prefix, points, duration: WINDOW_SECONDS });
   const byIp = make('ip', config.rateLimits.perIpPerMinute);
   const byKey = make('key', config.rateLimits.perKeyPerMinute);
-
-  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (EXEMPT.has(req.url.split('?')[0])) return;
-    await consume(byIp, req.ip, config.rateLimits.perIpPerMinute, reply);
-    const key = presentedKey(req);
-    if (key) await consume(byKey, key.publicId, config.rateLimits.perKeyPerMinute, reply);
-  });
-
-  return {
+  const limits: RateLimits = {
+    byAddress: (address) => take(byIp, address, config.rateLimits.perIpPerMinute),
+    byCaller: (id) => take(byKey, id, config.rateLimits.perKeyPerMinute),
     async close() {
       watch?.stop();
       redis?.disconnect();
     },
+  };
+
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (EXEMPT.has(req.url.split('?')[0])) return;
+    answer(reply, await limits.byAddress(req.ip));
+    if (!presentedKey(req)) return;
+    // A key that fails is the handler's 401, from this same authentication.
+    const principal = await principalOf(auth, req).catch(() => null);
+    if (principal?.apiKeyId) answer(reply, await limits.byCaller(principal.apiKeyId));
+  });
+
+  return limits;
+}
+
+/** The RateLimit headers (IETF draft) of a count, and Retry-After when it was refused. */
+export function rateLimitHeaders(count: Count): Record<string, string> {
+  return {
+    'ratelimit-policy': `${count.limit};w=${WINDOW_SECONDS}`,
+    ratelimit: `limit=${count.limit}, remaining=${count.remaining}, reset=${count.resetSeconds}`,
+    ...(count.refused ? { 'retry-after': String(count.refused.details!.retryAfterSeconds) } : {}),
   };
 }
 
@@ -72,26 +103,26 @@ function watchRedis(redis: Redis, log: FastifyBaseLogger): { stop(): void } {
   return { stop: () => void (stopped = true) };
 }
 
-/** Takes one point; sets the RateLimit headers (IETF draft) either way; 429 with Retry-After when none is left. */
-async function consume(limiter: RateLimiterAbstract, id: string, limit: number, reply: FastifyReply): Promise<void> {
+/** Takes one point; a bucket with none left is a refusal, never an exception. */
+async function take(limiter: RateLimiterAbstract, id: string, limit: number): Promise<Count> {
+  let res: RateLimiterRes;
+  let refused = false;
   try {
-    const res = await limiter.consume(id);
-    setHeaders(reply, limit, res);
+    res = await limiter.consume(id);
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
-    setHeaders(reply, limit, rejection);
-    const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-    reply.header('retry-after', String(retryAfter));
-    throw new AppError('RATE_LIMITED', `Too many requests; retry in ${retryAfter} s.`, { retryAfterSeconds: retryAfter, limit, windowSeconds: 60 });
+    res = rejection;
+    refused = true;
   }
+  const count = { limit, remaining: Math.max(0, res.remainingPoints), resetSeconds: Math.max(0, Math.ceil(res.msBeforeNext / 1000)) };
+  if (!refused) return { ...count, refused: null };
+  const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+  return { ...count, refused: new AppError('RATE_LIMITED', `Too many requests; retry in ${retryAfter} s.`, { retryAfterSeconds: retryAfter, limit, windowSeconds: WINDOW_SECONDS }) };
 }
 
-function setHeaders(reply: FastifyReply, limit: number, res: RateLimiterRes): void {
-  const reset = Math.max(0, Math.ceil(res.msBeforeNext / 1000));
-  // The most restrictive limit seen for this request is the one reported.
-  const remaining = Math.max(0, res.remainingPoints);
+/** Sets the headers of the most restrictive count seen for this request; throws the refusal, if any. */
+function answer(reply: FastifyReply, count: Count): void {
   const current = Number(/remaining=(\d+)/.exec(String(reply.getHeader('ratelimit') ?? ''))?.[1] ?? Infinity);
-  if (remaining > current) return;
-  reply.header('ratelimit-policy', `${limit};w=60`);
-  reply.header('ratelimit', `limit=${limit}, remaining=${remaining}, reset=${reset}`);
+  if (count.refused || count.remaining <= current) reply.headers(rateLimitHeaders(count));
+  if (count.refused) throw count.refused;
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { requireScope } from '../modules/access.js';
 import type { Principal } from '../modules/api-keys/api-key.service.js';
-import { credentialsOf, requestContext } from '../modules/auth.js';
+import { httpRequestContext } from '../modules/auth.js';
 import { exportCreditHistoryCsv } from '../modules/credits/credit-history.export.js';
 import { toJobBody } from '../modules/jobs/job.view.js';
 import { toSrt, toVtt } from '../modules/transcription/subtitles.js';
@@ -18,7 +18,7 @@ export const REST_BODY_LIMIT = 16 * 1024;
  * the same request context, so auth, validation, credits and results cannot differ between doors.
  */
 export function registerRestRoutes(app: FastifyInstance, services: Services): void {
-  const ctx = (req: FastifyRequest) => requestContext(services.auth, credentialsOf(req), req.id);
+  const ctx = (req: FastifyRequest) => httpRequestContext(services.auth, req);
 
   app.post('/api/parse', { bodyLimit: REST_BODY_LIMIT }, async (req) => {
     const principal = await ctx(req).principal();

@@ -160,8 +160,9 @@ describe('mediagate config check', () => {
       PARSE_PROVIDERS: 'builtin,cobalt',
       OIDC_ISSUER: 'https://id.example.com',
       TRANSCRIBE_PROVIDERS: 'deepgram,whisper',
+      TRUST_PROXY: '10.0.0.0/8,the-load-balancer',
     };
-    const expected = ['API_KEY_PEPPER', 'COBALT_API_URL', 'METRICS_TOKEN', 'OIDC_AUDIENCE', 'PORT', 'TRANSCRIBE_PROVIDERS'];
+    const expected = ['API_KEY_PEPPER', 'COBALT_API_URL', 'METRICS_TOKEN', 'OIDC_AUDIENCE', 'PORT', 'TRANSCRIBE_PROVIDERS', 'TRUST_PROXY'];
     const json = await mediagate(['--json', 'config', 'check'], env);
     expect(json.code).toBe(1);
     const report = JSON.parse(json.stdout);
@@ -169,6 +170,7 @@ describe('mediagate config check', () => {
     expect(report.problems.map((p: { field: string }) => p.field.split('.')[0]).sort()).toEqual(expected);
     expect(report.problems).toContainEqual({ field: 'API_KEY_PEPPER', message: 'required when NODE_ENV=production' });
     expect(report.problems).toContainEqual({ field: 'COBALT_API_URL', message: 'required when PARSE_PROVIDERS includes cobalt' });
+    expect(report.problems).toContainEqual({ field: 'TRUST_PROXY.1', message: 'must be an IP address or CIDR range (or loopback, linklocal, uniquelocal); the list is separated by commas' });
     // Nothing is checked against a configuration that serve would refuse.
     expect(report.checks).toEqual([]);
     // An invalid variable shows what was given; the rules that read it wait (no DEEPGRAM_API_KEY problem).

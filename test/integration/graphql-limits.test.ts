@@ -1,5 +1,6 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 /** What a client learns from one operation, whichever door it came through. */
@@ -13,19 +14,30 @@ interface Outcome {
 /**
  * The operation limits (graphql-armor for depth, aliases, directives and cost; graphql-js for tokens),
  * set low here so that valid operations reach them, through both doors: POST /graphql and graphql-ws.
+ * The WebSocket serves subscriptions only, so what it serves is said as a jobUpdated subscription (on
+ * a job that has ended: the job once, then complete); what it refuses is refused by the limits before
+ * anything else, queries included.
  */
 describe('GraphQL operation limits', () => {
   let h: Harness;
+  let site: FakeSite;
   let key: string;
+  let jobId: string;
   let ws: Client;
   beforeAll(async () => {
-    h = await createHarness({ GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_ALIASES: '2', GRAPHQL_MAX_DIRECTIVES: '2', GRAPHQL_MAX_COST: '100', GRAPHQL_MAX_TOKENS: '40' });
+    site = await startFakeSite();
+    site.page('/v', `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
+    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_ALIASES: '2', GRAPHQL_MAX_DIRECTIVES: '2', GRAPHQL_MAX_COST: '100', GRAPHQL_MAX_TOKENS: '40' });
     ({ key } = await h.account());
+    const parsed = await h.rest('/api/parse', { url: `${site.origin}/v` }, key);
+    expect(parsed.statusCode).toBe(200);
+    jobId = parsed.json().id;
     ws = createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0 });
   });
   afterAll(async () => {
     await ws.dispose();
     await h.close();
+    await site.close();
   });
 
   const doors: Record<'HTTP' | 'WebSocket', (query: string) => Promise<Outcome>> = {
@@ -33,12 +45,12 @@ describe('GraphQL operation limits', () => {
       const res = await h.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query }) });
       return { status: res.statusCode, ...res.json() };
     },
-    // graphql-ws runs queries too: one result, then complete; a refused operation ends in `error`.
+    // One result, then complete; a refused operation ends in `error`.
     WebSocket: (query) =>
       new Promise((resolve) => {
         let outcome: Outcome = { status: null };
         ws.subscribe(
-          { query },
+          { query, variables: { id: jobId } },
           {
             next: (msg) => void (outcome = { status: null, data: msg.data, errors: msg.errors as Outcome['errors'] }),
             error: (errors) => resolve({ status: null, errors: errors as Outcome['errors'] }),
@@ -48,8 +60,22 @@ describe('GraphQL operation limits', () => {
       }),
   };
 
+  it('refuses a query or mutation over the WebSocket, within the limits or not: those go over HTTP', async () => {
+    const only = /^Only subscriptions are served over WebSocket; send queries and mutations over HTTP POST \/graphql\.$/;
+    for (const query of ['{ me { id } }', 'mutation { createApiKey(name: "x") { key } }']) {
+      const outcome = await doors.WebSocket(query);
+      expect(outcome.data ?? null).toBeNull();
+      expect(outcome.errors).toEqual([{ message: expect.stringMatching(only), extensions: { code: 'INVALID_INPUT' } }]);
+    }
+    // Nothing was made: the account still has its one key.
+    expect((await h.gql('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
+  });
+
   describe.each(Object.keys(doors) as (keyof typeof doors)[])('over %s', (door) => {
     const run = (query: string) => doors[door](query);
+    /** What the door serves: the HTTP door's query, or the same shape as a subscription on the socket. */
+    const serves = (query: string, subscription: string) => run(door === 'HTTP' ? query : subscription);
+    const job = (selection: string) => `subscription($id: ID!) { jobUpdated(id: $id) { ${selection} } }`;
     const expectRefused = (outcome: Outcome, message: RegExp) => {
       expect(outcome.data ?? null).toBeNull();
       expect(outcome.errors).toHaveLength(1);
@@ -64,32 +90,32 @@ describe('GraphQL operation limits', () => {
     };
 
     it('serves an operation at the depth limit and refuses one level more (fragments count as inline)', async () => {
-      expectServed(await run(`{ jobs { edges { node { id } } } }`));
-      expectServed(await run(`{ jobs { edges { ...E } } } fragment E on JobEdge { node { id } }`));
+      expectServed(await serves(`{ jobs { edges { node { id } } } }`, job(`account { membership { plan } }`)));
+      expectServed(await serves(`{ jobs { edges { ...E } } } fragment E on JobEdge { node { id } }`, `${job('...J')} fragment J on Job { account { credits { available } } }`));
       expectRefused(await run(`{ jobs { edges { node { account { id } } } } }`), /depth limit of 4 exceeded, found 5/);
       expectRefused(await run(`{ jobs { edges { ...E } } } fragment E on JobEdge { node { account { id } } }`), /depth limit of 4 exceeded, found 5/);
     });
 
     it('serves two aliases and refuses a third', async () => {
-      expectServed(await run(`{ a: me { id } b: me { id } }`));
+      expectServed(await serves(`{ a: me { id } b: me { id } }`, job(`a: id b: id`)));
       expectRefused(await run(`{ a: me { id } b: me { id } c: me { id } }`), /Aliases limit of 2 exceeded, found 3/);
     });
 
     it('serves two directives and refuses a third', async () => {
-      expectServed(await run(`{ me { id @include(if: true) name @skip(if: false) } }`));
+      expectServed(await serves(`{ me { id @include(if: true) name @skip(if: false) } }`, job(`id @include(if: true) status @skip(if: false)`)));
       expectRefused(await run(`{ me { id @include(if: true) name @skip(if: false) email @include(if: true) } }`), /Directives limit of 2 exceeded, found 3/);
     });
 
     it('weighs a page by its size: five jobs pass, ten do not', async () => {
-      expectServed(await run(`{ jobs(first: 5) { edges { node { id status } } } }`));
+      expectServed(await serves(`{ jobs(first: 5) { edges { node { id status } } } }`, job(`id status account { apiKeys { id name } }`)));
       expectRefused(await run(`{ jobs(first: 10) { edges { node { id status } } } }`), /Cost limit of 100 exceeded, found 162/);
     });
 
     it('refuses an operation past the token limit before validating it', async () => {
       const fields = (n: number) => Array.from({ length: n }, () => 'id').join(' ');
-      // `{ me { … } }`: five tokens besides the fields.
-      expectServed(await run(`{ me { ${fields(35)} } }`));
-      expectRefused(await run(`{ me { ${fields(36)} } }`), /Document contains more th\w+ 40 tokens/);
+      // `{ me { … } }`: five tokens besides the fields; the subscription, with its variable, nineteen.
+      expectServed(await serves(`{ me { ${fields(35)} } }`, job(fields(21))));
+      expectRefused(await serves(`{ me { ${fields(36)} } }`, job(fields(22))), /Document contains more th\w+ 40 tokens/);
     });
 
     it('suggests a field’s right name while introspection is on (the schema is public then)', async () => {

@@ -195,14 +195,21 @@ describe('account area sessions (login links)', () => {
         return await new Promise<unknown>((resolve) => {
           client.subscribe(
             { query: `subscription { jobUpdated(id: "00000000-0000-0000-0000-000000000000") { status } }` },
-            { next: (msg) => resolve(msg.errors?.map((e) => e.extensions?.code)), error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e), complete: () => resolve('completed') },
+            {
+              next: (msg) => resolve(msg.errors?.map((e) => e.extensions?.code)),
+              // An error list, or the socket's close event when connection_init was refused.
+              error: (e) => resolve(Array.isArray(e) ? e.map((x) => x.extensions?.code) : { closed: (e as CloseEvent).code, reason: (e as CloseEvent).reason }),
+              complete: () => resolve('completed'),
+            },
           );
         });
       } finally {
         await client.dispose();
       }
     };
-    expect(await codes({})).toEqual(['FORBIDDEN']);
+    // Refused at connect time (4403: the cookie is valid, the token missing or wrong), before any operation.
+    expect(await codes({})).toEqual({ closed: 4403, reason: 'Forbidden: Missing or wrong CSRF token.' });
+    expect(await codes({ 'x-csrf-token': 'not-the-token' })).toEqual({ closed: 4403, reason: 'Forbidden: Missing or wrong CSRF token.' });
     expect(await codes({ 'x-csrf-token': csrf })).toEqual(['NOT_FOUND']);
   });
 

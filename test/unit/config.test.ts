@@ -87,4 +87,23 @@ describe('configuration', () => {
       expect(() => loadConfig({ ...base, ...bad })).toThrow(ConfigError);
     }
   });
+
+  it('reads TRUST_PROXY: off unless set, a hop count, or proxies’ addresses; a bad entry is named by its place, never echoed', () => {
+    const base = { API_KEY_PEPPER: 'p'.repeat(32) };
+    expect(loadConfig(base).trustProxy).toBeNull();
+    expect(loadConfig({ ...base, TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ ...base, TRUST_PROXY: ' 10.0.0.0/8, 192.0.2.7 ,::1,fd00::/8, Loopback,10.1.0.0/255.255.0.0 ' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '192.0.2.7',
+      '::1',
+      'fd00::/8',
+      'loopback',
+      '10.1.0.0/255.255.0.0',
+    ]);
+    const said = (value: string) => readConfig({ ...base, TRUST_PROXY: value }).problems.map((p) => `${p.field}: ${p.message}`);
+    expect(said('0')).toEqual(['TRUST_PROXY: a hop count must be at least 1 (unset: no proxy is trusted)']);
+    const entry = 'must be an IP address or CIDR range (or loopback, linklocal, uniquelocal); the list is separated by commas';
+    expect(said('10.0.0.1,proxy.internal,10.0.0.0/33,1.2.3,')).toEqual([`TRUST_PROXY.1: ${entry}`, `TRUST_PROXY.2: ${entry}`, `TRUST_PROXY.3: ${entry}`, `TRUST_PROXY.4: ${entry}`]);
+    expect(said('true')).toEqual([`TRUST_PROXY.0: ${entry}`]);
+  });
 });
