@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import { requireScope } from '../modules/access.js';
 import { credentialsOf, requestContext } from '../modules/auth.js';
 import { exportCreditHistoryCsv } from '../modules/credits/credit-history.export.js';
+import type { Job } from '../modules/jobs/job.entity.js';
 import { toJobBody } from '../modules/jobs/job.view.js';
 import { toSrt, toVtt } from '../modules/transcription/subtitles.js';
 import type { TranscriptSegment } from '../providers/transcription/transcription.types.js';
@@ -30,7 +31,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
     if (/\brespond-async\b/i.test(String(req.headers.prefer ?? ''))) {
       // RFC 7240: answer at once with the job to poll.
       const jobId = await services.transcription.start(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
-      const job = await jobBody(services, principal.accountId, jobId);
+      const job = await jobBody(services, await services.jobs.get(principal.accountId, jobId));
       return reply.status(202).header('location', `/api/jobs/${jobId}`).header('preference-applied', 'respond-async').send(job);
     }
     const result = await services.transcription.transcribe(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
@@ -41,7 +42,13 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
   app.get<{ Params: { id: string } }>('/api/jobs/:id', async (req) => {
     const principal = await ctx(req).principal();
     requireScope(principal, 'read');
-    return jobBody(services, principal.accountId, req.params.id);
+    return jobBody(services, await services.jobs.get(principal.accountId, req.params.id));
+  });
+
+  // cancelJob's door: the same service call, answered with the job as GET shows it.
+  app.post<{ Params: { id: string } }>('/api/jobs/:id/cancel', async (req) => {
+    const principal = await ctx(req).principal();
+    return jobBody(services, await services.jobControl.cancel(principal, req.params.id));
   });
 
   // The creditHistory query as a CSV download, streamed: errors before the first byte are error bodies.
@@ -69,8 +76,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
 }
 
 /** A job with its webhook and the delivery attempts so far, as GET /api/jobs/{id} shows it. */
-async function jobBody(services: Services, accountId: string, jobId: string) {
-  const job = await services.jobs.get(accountId, jobId);
+async function jobBody(services: Services, job: Job) {
   return toJobBody(job, typeof job.input.webhookUrl === 'string' ? await services.webhooks.attempts(job.id) : []);
 }
 

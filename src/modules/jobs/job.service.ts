@@ -1,4 +1,6 @@
 import { failpoint } from '../../failpoints.js';
+import { requireScope } from '../access.js';
+import type { Principal } from '../api-keys/api-key.service.js';
 import type { LedgerService } from '../credits/ledger.service.js';
 import type { Job } from './job.entity.js';
 import type { JobRepository } from './job.repository.js';
@@ -26,8 +28,14 @@ export class JobService {
     return this.runner.interruptAll();
   }
 
-  /** Cancels a job: its hold is released and its work stopped; a finished job is left as it is. */
-  async cancel(accountId: string, jobId: string): Promise<Job> {
+  /**
+   * Cancels one of the caller's jobs, for both doors (GraphQL cancelJob, POST /api/jobs/{id}/cancel):
+   * its hold is released and its work stopped; a finished job is returned as it is; another account's
+   * job is NOT_FOUND, as an unknown one.
+   */
+  async cancel(principal: Principal, jobId: string): Promise<Job> {
+    requireScope(principal, 'read');
+    const { accountId } = principal;
     const job = await this.jobs.get(accountId, jobId);
     failpoint('job.beforeCancel');
     if (job.status === 'QUEUED' || job.status === 'RUNNING') await this.runner.cancel(job.id);
