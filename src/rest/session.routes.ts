@@ -10,7 +10,7 @@ import type { Services } from '../services.js';
  * The account area's sign-in without an identity provider, and what its page needs to start:
  * - `GET /account/config.json`: which sign-ins the page offers (no auth).
  * - `POST /account/api/session` `{ token }`: spends a login link for a session (cookie `mg_session`).
- * - `GET /account/api/session`: the current session (the page recovers its CSRF token after a reload).
+ * - `GET /account/api/session`: the current session (the page recovers its CSRF token after a reload), 204 when none.
  * - `POST /account/api/logout`: ends the session on the server and clears the cookie.
  * And the CSRF guard of the two doors: a cookie-authenticated request to /graphql or /api/* that
  * may change something is refused before it is parsed unless its session is live (else 401) and it
@@ -65,11 +65,18 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
     return view(started);
   });
 
+  // "Not signed in" is an answer, not an error: 204, so a signed-out page logs no failed request.
   app.get('/account/api/session', async (req, reply) => {
     noStore(reply);
     const id = req.cookies[SESSION_COOKIE];
-    if (!id) throw new AppError('UNAUTHENTICATED', 'Not signed in.');
-    return view(await sessions.resolve(id));
+    if (!id) return reply.status(204).send();
+    const live = await sessions.resolve(id).catch((err: unknown) => {
+      if (isAppError(err) && err.code === 'UNAUTHENTICATED') return null;
+      throw err;
+    });
+    // An ended or expired session's cookie is cleared, so the browser stops sending it.
+    if (!live) return reply.clearCookie(SESSION_COOKIE, cookieOptions(req)).status(204).send();
+    return view(live);
   });
 
   app.post('/account/api/logout', async (req, reply) => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { SCREENSHOTS, launchBrowser } from '../support/browser.js';
+import { SCREENSHOTS, expectBrowserProblem, launchBrowser } from '../support/browser.js';
 import { serveLibrary } from '../support/media-library.js';
 
 describe('the account area in a real browser (login link)', () => {
@@ -52,7 +52,12 @@ describe('the account area in a real browser (login link)', () => {
     expect(res.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(res.headers()['x-frame-options']).toBeDefined();
     await shot('overview');
-    // A second browser with the same link is refused in words.
+    // The page's icon is its own, under its policy: no request of the page fails (browser.ts checks every test).
+    const icon = await page.request.get(new URL((await page.locator('link[rel="icon"]').getAttribute('href'))!, page.url()).toString());
+    expect([icon.status(), icon.headers()['content-type']]).toEqual([200, 'image/svg+xml']);
+    // A second browser with the same link is refused in words; the refusal is the one failed request.
+    expectBrowserProblem(/^answered 401: POST .*\/account\/api\/session \(fetch\)$/);
+    expectBrowserProblem(/^console error: Failed to load resource: the server responded with a status of 401 .*\/account\/api\/session\)$/);
     const other = await browser.newPage();
     await other.goto(`${h.url}/account/${url.hash}`);
     await other.getByRole('alert').waitFor();

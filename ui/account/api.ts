@@ -90,7 +90,8 @@ export const session = {
   },
   async resume(): Promise<{ csrfToken: string; expiresAt: string } | null> {
     const res = await fetch('/account/api/session', { credentials: 'same-origin' });
-    return res.ok ? answer(res) : null;
+    // 204: not signed in.
+    return res.status === 204 ? null : answer(res);
   },
   async logout(): Promise<void> {
     await fetch('/account/api/logout', { method: 'POST', credentials: 'same-origin', headers: authHeaders() });
