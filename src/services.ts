@@ -11,6 +11,7 @@ import { ApiKeyCache } from './modules/api-keys/api-key.cache.js';
 import { ApiKeyService } from './modules/api-keys/api-key.service.js';
 import { AccountUsageRepository } from './modules/credits/account-usage.repository.js';
 import { CreditHistoryRepository } from './modules/credits/credit-history.repository.js';
+import { TaskHistoryRepository } from './modules/credits/task-history.repository.js';
 import { CreditUsageRepository } from './modules/credits/credit-usage.repository.js';
 import { LedgerService } from './modules/credits/ledger.service.js';
 import type { JobQueue } from './modules/jobs/job-queue.js';
@@ -48,6 +49,8 @@ export interface Services {
   /** What the database says changed (the WebSocket door re-checks its callers when their key or account did). */
   notifications: Notifications;
   history: CreditHistoryRepository;
+  /** The credit history with one row per task (the account page's). */
+  taskHistory: TaskHistoryRepository;
   usage: CreditUsageRepository;
   accountUsage: AccountUsageRepository;
   parse: ParseService;
@@ -134,6 +137,7 @@ export function createServices(
     jobUpdates: new JobUpdates(jobs, notifications),
     notifications,
     history: new CreditHistoryRepository(em),
+    taskHistory: new TaskHistoryRepository(em),
     usage: new CreditUsageRepository(em),
     accountUsage: new AccountUsageRepository(em),
     parse: new ParseService({ config, runner, client, log: failoverLog, breakers, providers: buildParseProviders(config, client) }),

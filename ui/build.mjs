@@ -1,5 +1,5 @@
 // Builds the account area (ui/account) into dist/account-ui: one bundled, minified script (Preact,
-// uPlot, oidc-client-ts included, nothing from a CDN), its stylesheet and the page.
+// uPlot, oidc-client-ts included, nothing from a CDN), its stylesheet, the page and its icon.
 import { build } from 'esbuild';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -21,4 +21,4 @@ await build({
   outdir: out,
   logLevel: 'warning',
 });
-await copyFile(join(here, 'account', 'index.html'), join(out, 'index.html'));
+for (const file of ['index.html', 'favicon.svg']) await copyFile(join(here, 'account', file), join(out, file));

@@ -19,11 +19,9 @@ interface JobView {
   id: string;
   status: string;
   progress: number;
-  input?: Record<string, unknown>;
+  /** Once SUCCEEDED: the body POST /api/transcribe answers when it waits. */
   result?: Record<string, unknown> | null;
   error?: { code: string; message: string } | null;
-  provider?: string | null;
-  creditsCharged?: number;
 }
 
 type SubtitleFormat = 'srt' | 'vtt' | 'json';
@@ -127,29 +125,6 @@ async function follow(c: Connection, location: string, first: JobView, progress:
   return job;
 }
 
-/**
- * The body `POST /api/transcribe` answers when it waits, rebuilt from the finished job: the job
- * carries the transcript, its input, provider and charge, but not the balance, which is read from `me`.
- */
-async function transcriptionOf(c: Connection, job: JobView): Promise<Record<string, unknown>> {
-  let balance: number | null = null;
-  try {
-    const res = await call(c, 'POST', '/graphql', { body: { query: '{ me { credits { available } } }' } });
-    const body = await json<{ data?: { me?: { credits?: { available?: number } } } }>(res);
-    balance = body.data?.me?.credits?.available ?? null;
-  } catch (err) {
-    if (c.signal.aborted) throw err;
-  }
-  return {
-    id: job.id,
-    status: job.status,
-    mediaUrl: job.input?.mediaUrl,
-    ...job.result,
-    provider: job.provider,
-    credits: { charged: job.creditsCharged ?? 0, balance },
-  };
-}
-
 function formatFor(format: SubtitleFormat | undefined, out: string | undefined): SubtitleFormat {
   if (format) return format;
   const ext = out?.toLowerCase().match(/\.(srt|vtt)$/)?.[1];
@@ -177,7 +152,8 @@ async function transcribe(c: Connection, mediaUrl: string, o: TranscribeOptions,
       const message = job.error?.message || `the job ended ${job.status}`;
       throw new ClientError(code, message, 1, { error: { code, message, details: { jobId: job.id, status: job.status } } });
     }
-    transcription = await transcriptionOf(c, job);
+    // A finished job's result is the very body the waiting call answers, balance included.
+    transcription = job.result ?? {};
   } else {
     // A gateway that does not honour Prefer: respond-async answers with the transcription itself.
     transcription = first;
@@ -262,10 +238,9 @@ export function registerClientCommands(program: Command): void {
       if (c && running.jobId) {
         // Cancel the job so its hold is released; a short wait, it is a courtesy.
         const cancel: Connection = { ...c, signal: AbortSignal.timeout(3000) };
-        const query = 'mutation($id: ID!) { cancelJob(id: $id) { status } }';
-        const status = await call(cancel, 'POST', '/graphql', { body: { query, variables: { id: running.jobId } } })
-          .then((res) => json<{ data?: { cancelJob?: { status?: string } } }>(res))
-          .then((body) => body.data?.cancelJob?.status ?? null)
+        const status = await call(cancel, 'POST', `/api/jobs/${encodeURIComponent(running.jobId)}/cancel`)
+          .then((res) => json<JobView>(res))
+          .then((job) => job.status)
           .catch(() => null);
         message = `interrupted; job ${running.jobId} ${status === 'CANCELED' ? 'canceled' : status ? `already ${status}` : 'may still run'}`;
       }

@@ -11,6 +11,7 @@ import { Migration20261123000000_webhooks } from './migrations/Migration20261123
 import { Migration20261123010000_sessions } from './migrations/Migration20261123010000_sessions.js';
 import { Migration20261124000000_notify } from './migrations/Migration20261124000000_notify.js';
 import { Migration20261125000000_cursor_precision } from './migrations/Migration20261125000000_cursor_precision.js';
+import { Migration20261126000000_history_by_task } from './migrations/Migration20261126000000_history_by_task.js';
 import { Migration20261126043000_session_id_token } from './migrations/Migration20261126043000_session_id_token.js';
 
 export const MIGRATIONS = [
@@ -19,6 +20,7 @@ export const MIGRATIONS = [
   Migration20261123010000_sessions,
   Migration20261124000000_notify,
   Migration20261125000000_cursor_precision,
+  Migration20261126000000_history_by_task,
   Migration20261126043000_session_id_token,
 ];
 

@@ -64,3 +64,13 @@ export const JOB_EXAMPLE = {
   deadlineAt: '2026-01-31T07:00:00.000Z',
   webhook: null,
 };
+
+export const CANCELED_JOB_EXAMPLE = {
+  ...JOB_EXAMPLE,
+  status: 'CANCELED',
+  progress: 0.2,
+  error: { code: 'CANCELED', message: 'Canceled by the caller.' },
+  creditsHeld: 0,
+  startedAt: '2026-01-31T06:00:01.000Z',
+  finishedAt: '2026-01-31T06:00:09.000Z',
+};

@@ -90,12 +90,16 @@ export const ACCOUNT_PATHS = {
     get: {
       operationId: 'currentSession',
       tags: ['account area'],
-      summary: 'The current session (the page recovers its CSRF token after a reload)',
-      security: [{ sessionCookie: [] }],
+      summary: 'The current session (the page recovers its CSRF token after a reload), or 204 when there is none',
+      security: [{ sessionCookie: [] }, {}],
       parameters: [ref('parameters', 'RequestId')],
       responses: {
         '200': { description: 'The session', headers: REQUEST_ID, content: json(ref('schemas', 'Session')) },
-        ...errorResponses(['UNAUTHENTICATED', ...ALWAYS], { UNAUTHENTICATED: { message: 'Not signed in.' } }),
+        '204': {
+          description: 'Not signed in: no cookie, or its session ended or expired (the cookie is then cleared)',
+          headers: { ...REQUEST_ID, 'Set-Cookie': { schema: text, description: 'mg_session=; Expires=Thu, 01 Jan 1970 00:00:00 GMT (only when a dead session’s cookie came)' } },
+        },
+        ...errorResponses(ALWAYS),
       },
     },
   },

@@ -4,7 +4,7 @@ import { parseInputSchema } from '../modules/parse/parse.service.js';
 import { transcribeInputSchema } from '../modules/transcription/transcription.service.js';
 import { ACCOUNT_PATHS, OPERATOR_PATHS } from './openapi-side-paths.js';
 import { errorExamples, errorResponses } from './openapi-errors.js';
-import { JOB_EXAMPLE, PARSE_EXAMPLE, SRT_EXAMPLE, TRANSCRIPTION_EXAMPLE, VTT_EXAMPLE } from './openapi-examples.js';
+import { CANCELED_JOB_EXAMPLE, JOB_EXAMPLE, PARSE_EXAMPLE, SRT_EXAMPLE, TRANSCRIPTION_EXAMPLE, VTT_EXAMPLE } from './openapi-examples.js';
 import { ALWAYS, LIMITED, json, ref, text } from './openapi-parts.js';
 import { SCHEMAS } from './openapi-schemas.js';
 
@@ -137,6 +137,20 @@ export function buildOpenApi(): Record<string, unknown> {
           parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'the job id (id of a parse or transcription answer, or a 202’s Location)' }, ref('parameters', 'RequestId')],
           responses: {
             '200': { description: 'The job', headers: LIMITED, content: json(ref('schemas', 'Job'), { example: JOB_EXAMPLE }) },
+            ...errorResponses(READ),
+          },
+        },
+      },
+      '/api/jobs/{id}/cancel': {
+        post: {
+          operationId: 'cancelJob',
+          tags: ['jobs'],
+          summary: 'Cancel a queued or running job: its hold is released and nothing is charged',
+          description:
+            'What GraphQL cancelJob does, with the same rules: needs the read scope, no membership, no body. A job that has already finished (SUCCEEDED, FAILED, CANCELED) is answered as it is, unchanged. Another account’s job is NOT_FOUND, as an unknown one.',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'the job id' }, ref('parameters', 'CsrfToken'), ref('parameters', 'RequestId')],
+          responses: {
+            '200': { description: 'The job after the cancel (CANCELED, creditsHeld 0), or as it finished', headers: LIMITED, content: json(ref('schemas', 'Job'), { example: CANCELED_JOB_EXAMPLE }) },
             ...errorResponses(READ),
           },
         },

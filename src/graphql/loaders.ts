@@ -4,6 +4,7 @@ import type { AccountView } from '../modules/accounts/account.service.js';
 import type { ApiKey } from '../modules/api-keys/api-key.entity.js';
 import type { Principal } from '../modules/api-keys/api-key.service.js';
 import type { OperationUsage } from '../modules/credits/account-usage.repository.js';
+import type { CreditEntry } from '../modules/credits/credit-entry.entity.js';
 import type { Job } from '../modules/jobs/job.entity.js';
 import type { WebhookAttempt } from '../modules/webhooks/webhook.service.js';
 import type { Services } from '../services.js';
@@ -20,6 +21,8 @@ export interface Loaders {
   job: DataLoader<string, Job | null>;
   /** An account's API keys, oldest first. */
   apiKeys: DataLoader<string, ApiKey[]>;
+  /** A job's ledger entries (its holds, then its capture or release), oldest first. */
+  creditEntries: DataLoader<string, CreditEntry[]>;
   /** A job's webhook delivery attempts, oldest first. */
   webhookAttempts: DataLoader<string, WebhookAttempt[]>;
   /** An account's consumption per operation in [from, to); one loader per window. */
@@ -48,6 +51,7 @@ export function createLoaders(services: Services, principal: () => Promise<Princ
   let job: Loaders['job'] | undefined;
   let apiKeys: Loaders['apiKeys'] | undefined;
   let webhookAttempts: Loaders['webhookAttempts'] | undefined;
+  let creditEntries: Loaders['creditEntries'] | undefined;
 
   return {
     get account() {
@@ -61,6 +65,9 @@ export function createLoaders(services: Services, principal: () => Promise<Princ
         async (ids) => groupByKey(ids, await services.apiKeys.listForAccounts(ids, await onlyAccount()), (k) => k.accountId),
         options,
       ));
+    },
+    get creditEntries() {
+      return (creditEntries ??= new DataLoader(async (ids) => groupByKey(ids, await services.history.forJobs(ids, await onlyAccount()), (e) => e.jobId!), options));
     },
     get webhookAttempts() {
       return (webhookAttempts ??= new DataLoader(async (ids) => {

@@ -3,7 +3,7 @@ import { buildSchema } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
 import { AccountResolver } from '../modules/accounts/account.resolver.js';
 import { ApiKeyResolver } from '../modules/api-keys/api-key.resolver.js';
-import { CreditResolver } from '../modules/credits/credit.resolver.js';
+import { CreditResolver, JobCreditsResolver } from '../modules/credits/credit.resolver.js';
 import { JobResolver } from '../modules/jobs/job.resolver.js';
 import { ParseResolver, resolveParse } from '../modules/parse/parse.resolver.js';
 import { TranscriptionResolver } from '../modules/transcription/transcription.resolver.js';
@@ -44,7 +44,7 @@ function describeRoots(schema: GraphQLSchema): GraphQLSchema {
 /** The executable schema (built once per process: type-graphql's metadata is global). */
 export function buildGraphqlSchema(): Promise<GraphQLSchema> {
   cached ??= buildSchema({
-    resolvers: [AccountResolver, ApiKeyResolver, CreditResolver, JobResolver, JobWebhookResolver, ParseResolver, TranscriptionResolver, WebhookSecretResolver],
+    resolvers: [AccountResolver, ApiKeyResolver, CreditResolver, JobCreditsResolver, JobResolver, JobWebhookResolver, ParseResolver, TranscriptionResolver, WebhookSecretResolver],
     // Inputs are validated by the services, identically for both doors.
     validate: false,
     // jobUpdated reads the job rows itself (so it sees every instance's work); type-graphql still

@@ -4,6 +4,7 @@ import { requireScope } from '../modules/access.js';
 import type { Principal } from '../modules/api-keys/api-key.service.js';
 import { httpRequestContext } from '../modules/auth.js';
 import { exportCreditHistoryCsv } from '../modules/credits/credit-history.export.js';
+import type { Job } from '../modules/jobs/job.entity.js';
 import { toJobBody } from '../modules/jobs/job.view.js';
 import { toSrt, toVtt } from '../modules/transcription/subtitles.js';
 import type { TranscriptSegment } from '../providers/transcription/transcription.types.js';
@@ -31,7 +32,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
     if (/\brespond-async\b/i.test(String(req.headers.prefer ?? ''))) {
       // RFC 7240: answer at once with the job to poll.
       const jobId = await services.transcription.start(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
-      const job = await jobBody(services, principal, jobId);
+      const job = await jobBody(services, principal, await services.jobs.get(principal.accountId, jobId));
       return reply.status(202).header('location', `/api/jobs/${jobId}`).header('preference-applied', 'respond-async').send(job);
     }
     const result = await services.transcription.transcribe(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
@@ -42,7 +43,13 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
   app.get<{ Params: { id: string } }>('/api/jobs/:id', async (req) => {
     const principal = await ctx(req).principal();
     requireScope(principal, 'read');
-    return jobBody(services, principal, req.params.id);
+    return jobBody(services, principal, await services.jobs.get(principal.accountId, req.params.id));
+  });
+
+  // cancelJob's door: the same service call, answered with the job as GET shows it.
+  app.post<{ Params: { id: string } }>('/api/jobs/:id/cancel', async (req) => {
+    const principal = await ctx(req).principal();
+    return jobBody(services, principal, await services.jobControl.cancel(principal, req.params.id));
   });
 
   // The creditHistory query as a CSV download, streamed: errors before the first byte are error bodies.
@@ -74,8 +81,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
  * attempts need the read scope (as GraphQL's Job.webhook): a transcribe-only key's 202, a replay's
  * included, lists none.
  */
-async function jobBody(services: Services, principal: Principal, jobId: string) {
-  const job = await services.jobs.get(principal.accountId, jobId);
+async function jobBody(services: Services, principal: Principal, job: Job) {
   const attempts = typeof job.input.webhookUrl === 'string' && principal.scopes.has('read') ? await services.webhooks.attempts(job.id) : [];
   return toJobBody(job, attempts);
 }

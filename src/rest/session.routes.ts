@@ -11,7 +11,7 @@ import type { Services } from '../services.js';
  * - `POST /account/api/login-link` `{ token }`: which account a login link would sign in, without spending it, and the browser's current session.
  * - `POST /account/api/session` `{ token }`: spends a login link for a session (cookie `__Host-mg_session`).
  * - `POST /account/api/session/oidc` `{ idToken, nonceVerifier }`: exchanges an OpenID Connect ID token, once, for a session.
- * - `GET /account/api/session`: the current session (the page recovers its CSRF token after a reload).
+ * - `GET /account/api/session`: the current session (the page recovers its CSRF token after a reload), 204 when none.
  * - `POST /account/api/logout`: ends the session on the server and clears the cookie.
  * A sign-in in a browser that has a live session ends it, and so needs its CSRF token (else 403).
  * And the CSRF guard of the two doors: a cookie-authenticated request to /graphql or /api/* that
@@ -90,11 +90,18 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
     return signedIn(reply, await sessions.startWithIdToken(body.idToken, body.nonceVerifier, await ending(req)));
   });
 
+  // "Not signed in" is an answer, not an error: 204, so a signed-out page logs no failed request.
   app.get('/account/api/session', async (req, reply) => {
     noStore(reply);
     const id = req.cookies[cookie.name];
-    if (!id) throw new AppError('UNAUTHENTICATED', 'Not signed in.');
-    return view(await sessions.resolve(id));
+    if (!id) return reply.status(204).send();
+    const live = await sessions.resolve(id).catch((err: unknown) => {
+      if (isAppError(err) && err.code === 'UNAUTHENTICATED') return null;
+      throw err;
+    });
+    // An ended or expired session's cookie is cleared, so the browser stops sending it.
+    if (!live) return reply.clearCookie(cookie.name, cookieOptions).status(204).send();
+    return view(live);
   });
 
   app.post('/account/api/logout', async (req, reply) => {

@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { pino } from 'pino';
+import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { SCREENSHOTS, launchBrowser } from '../support/browser.js';
+import { SCREENSHOTS, expectBrowserProblem, launchBrowser } from '../support/browser.js';
+import { makeMedia } from '../support/media.js';
 import { serveLibrary } from '../support/media-library.js';
 
 describe('the account area in a real browser (login link)', () => {
@@ -12,6 +15,8 @@ describe('the account area in a real browser (login link)', () => {
   let browser: Browser;
   let page: Page;
   let accountId: string;
+  let key: string;
+  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
 
   beforeAll(async () => {
     site = await startFakeSite();
@@ -21,8 +26,20 @@ describe('the account area in a real browser (login link)', () => {
       `<html><head><title>Harbour</title><meta property="og:title" content="Harbour at dawn"><meta property="og:image" content="${site.origin}/media/cover.jpg"></head>
        <body><video><source src="${site.origin}/media/av-720.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
     );
-    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, PUBLIC_URL: 'http://127.0.0.1:1' });
-    ({ accountId } = await h.account({ credits: 25 }));
+    site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
+    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
+    // Media whose download never finishes: the job runs until it is canceled.
+    site.route('/endless.mp3', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      res.write(Buffer.alloc(1000));
+    });
+    openai = await startFakeOpenAi();
+    h = await createHarness(
+      { FETCH_ALLOW_HOSTS: site.hostPort, PUBLIC_URL: 'http://127.0.0.1:1', TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
+      pino({ level: 'silent' }),
+      { queue: true },
+    );
+    ({ accountId, key } = await h.account({ credits: 25 }));
     browser = await launchBrowser();
     // A phone-width screen: the page must read there too.
     page = await browser.newPage({ viewport: { width: 390, height: 844 }, acceptDownloads: true });
@@ -31,6 +48,7 @@ describe('the account area in a real browser (login link)', () => {
     await browser?.close();
     await h?.close();
     await site?.close();
+    await openai?.close();
   });
 
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
@@ -54,7 +72,12 @@ describe('the account area in a real browser (login link)', () => {
     expect(res.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(res.headers()['x-frame-options']).toBeDefined();
     await shot('overview');
-    // A second browser with the same link is refused in words.
+    // The page's icon is its own, under its policy: no request of the page fails (browser.ts checks every test).
+    const icon = await page.request.get(new URL((await page.locator('link[rel="icon"]').getAttribute('href'))!, page.url()).toString());
+    expect([icon.status(), icon.headers()['content-type']]).toEqual([200, 'image/svg+xml']);
+    // A second browser with the same link is refused in words; the refusal is the one failed request.
+    expectBrowserProblem(/^answered 401: POST .*\/account\/api\/session \(fetch\)$/);
+    expectBrowserProblem(/^console error: Failed to load resource: the server responded with a status of 401 .*\/account\/api\/session\)$/);
     const other = await browser.newPage();
     await other.goto(`${h.url}/account/${url.hash}`);
     await other.getByRole('alert').waitFor();
@@ -102,6 +125,61 @@ describe('the account area in a real browser (login link)', () => {
     await alert.waitFor();
     expect(await alert.textContent()).toMatch(/^The URL is not allowed/);
     await shot('try-error');
+  });
+
+  it('reads the credit history per task: what each charged (a failed or canceled one nothing), its ledger entries one click away', async () => {
+    // Real tasks: a transcription from the form, and through the API a failed parse, a failed transcription, a canceled one.
+    await page.getByLabel('Media URL').fill(`${site.origin}/talk.mp3`);
+    await page.getByRole('button', { name: 'Transcribe', exact: true }).click();
+    await page.getByTestId('transcript-result').waitFor();
+    expect(await page.getByTestId('transcript-result').getByText(/^Charged 2 credits; 21 credits left\.$/).count()).toBe(1);
+    const auth = { authorization: `Bearer ${key}` };
+    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json().error.code).toBe('NO_MEDIA_FOUND');
+    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json().error.code).toBe('CONTENT_UNAVAILABLE');
+    const started = (await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' })).json();
+    for (let i = 0; i < 150 && (await h.request('GET', `/api/jobs/${started.id}`, { headers: auth })).json().status !== 'RUNNING'; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await h.request('POST', `/api/jobs/${started.id}/cancel`, { headers: auth })).json().status).toBe('CANCELED');
+    expect(await h.balance(accountId)).toEqual({ available: 21, held: 0 });
+
+    await page.reload();
+    const rows = page.locator('#usage table.history > tbody > tr[data-row]');
+    await rows.first().waitFor();
+    const cells = async (row: import('playwright-core').Locator) => (await row.locator('td').allTextContents()).slice(1, 4);
+    // Newest first: one row per task, and the operator's grant as its own row.
+    expect(await Promise.all((await rows.all()).map(cells))).toEqual([
+      ['Transcribe', 'free: canceled', 'Canceled'],
+      ['Transcribe', 'free: failed', 'Failed'],
+      ['Parse', 'free: failed', 'Failed'],
+      ['Transcribe', '−2', 'Succeeded'],
+      ['Parse', '−1', 'Succeeded'],
+      ['Parse', '−1', 'Succeeded'],
+      ['Grant · initial credits', '+25', ''],
+    ]);
+    // The raw entries, one click away.
+    const transcription = rows.nth(3);
+    const toggle = transcription.getByRole('button', { name: 'Entries' });
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+    await toggle.click();
+    const raw = page.locator(`#${await toggle.getAttribute('aria-controls')}`);
+    await raw.waitFor();
+    const entries = async (table: import('playwright-core').Locator) =>
+      Promise.all((await table.locator('tbody tr').all()).map(async (r) => (await r.locator('td').allTextContents()).slice(0, 4)));
+    expect(await entries(raw)).toEqual([
+      ['HOLD', '1', '−1', '+1'],
+      ['HOLD', '1', '−1', '+1'],
+      ['CAPTURE', '2', '0', '−2'],
+    ]);
+    expect(await transcription.getByRole('button', { name: 'Hide entries' }).getAttribute('aria-expanded')).toBe('true');
+    await shot('history-per-task');
+    await rows.nth(1).getByRole('button', { name: 'Entries' }).click();
+    expect(await entries(page.locator(`#${await rows.nth(1).getByRole('button').getAttribute('aria-controls')}`))).toEqual([
+      ['HOLD', '1', '−1', '+1'],
+      ['RELEASE', '1', '+1', '−1'],
+    ]);
+    await transcription.getByRole('button', { name: 'Hide entries' }).click();
+    expect(await raw.count()).toBe(0);
+    // A grant has no task behind it: nothing to open.
+    expect(await rows.nth(6).getByRole('button').count()).toBe(0);
   });
 
   it('shows usage and history, and downloads the history as CSV', async () => {

@@ -91,7 +91,7 @@ describe('the REST reference (/docs and schema/openapi.yaml)', () => {
       ['/api/jobs/{id}', 'get', h.request('GET', '/api/jobs/5d9c1e0a-7b3f-4f62-8a1d-9e4b2c6f0a13', { headers: auth })],
       ['/api/transcriptions/{file}', 'get', h.request('GET', '/api/transcriptions/5d9c1e0a-7b3f-4f62-8a1d-9e4b2c6f0a13.vtt', { headers: auth })],
       ['/api/credit-history.csv', 'get', h.request('GET', '/api/credit-history.csv?from=yesterday', { headers: auth })],
-      ['/account/api/session', 'get', h.request('GET', '/account/api/session')],
+      ['/account/api/session', 'post', h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: 'spent' }) })],
     ];
     const doc = committed();
     const seen = [];

@@ -2,6 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
@@ -32,6 +33,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
   let dir: string;
   let key: string;
   let accountId: string;
+  const requests: string[] = [];
 
   beforeAll(async () => {
     site = await startFakeSite();
@@ -45,9 +47,17 @@ describe('mediagate parse / transcribe (client commands)', () => {
       res.write(Buffer.alloc(1000));
     });
     openai = await startFakeOpenAi();
+    // The gateway's request log says which calls the CLI made.
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        const line = JSON.parse(chunk.toString());
+        if (line.msg === 'incoming request') requests.push(`${line.req.method} ${line.req.url}`);
+        done();
+      },
+    });
     h = await createHarness(
       { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'silent' }),
+      pino({ level: 'info' }, sink),
       { queue: true },
     );
     ({ key, accountId } = await h.account({ credits: 50 }));
@@ -140,6 +150,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
 
   it('--json transcribe prints only the transcription JSON, as POST /api/transcribe answers it', async () => {
     const before = await h.balance(accountId);
+    const seen = requests.length;
     const r = await cli(['--json', 'transcribe', `${site.origin}/talk.mp3`]);
     expect(r).toMatchObject({ code: 0, stderr: '' });
     const lines = r.stdout.trim().split('\n');
@@ -154,6 +165,9 @@ describe('mediagate parse / transcribe (client commands)', () => {
       credits: { charged: 2, balance: before.available - 2 },
     });
     expect(body.segments[0]).toMatchObject({ index: 1, start: 0, end: expect.any(Number), text: expect.stringContaining('Welcome'), speaker: null });
+    // Exactly the finished job's result, read from the polls alone: no second call for the balance.
+    expect(body).toEqual((await h.request('GET', `/api/jobs/${body.id}`, { headers: { authorization: `Bearer ${key}` } })).json().result);
+    expect(requests.slice(seen).filter((r) => r !== `GET /api/jobs/${body.id}`)).toEqual(['POST /api/transcribe']);
 
     const srt = await cli(['--json', 'transcribe', `${site.origin}/talk.mp3`, '--format', 'srt']);
     expect(srt.code).toBe(0);
@@ -197,6 +211,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
     expect(await exited).toBe(130);
     const jobId = /^job (\S+)/.exec(stderr)![1];
     expect(stderr).toContain(`error INTERRUPTED: interrupted; job ${jobId} canceled`);
+    expect(requests).toContain(`POST /api/jobs/${jobId}/cancel`);
     const job = await h.gql(`query($id: ID!) { job(id: $id) { status } }`, { id: jobId }, own);
     expect(job.data.job.status).toBe('CANCELED');
     expect(await h.balance(owner)).toEqual({ available: 5, held: 0 });

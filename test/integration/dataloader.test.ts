@@ -134,6 +134,32 @@ describe('related rows through per-request DataLoaders', () => {
     }
   });
 
+  it('reads 5 or 40 rows of the history per task with their jobs’ entries in the same few statements', async () => {
+    const acc = await h.services.accounts.create({ name: 'Per task', credits: 100 });
+    const key = await warmKey(acc.id);
+    const jobs: string[] = [];
+    for (let i = 0; i < 40; i++) jobs.push(await chargedTask(acc.id, i % 2 ? 'PARSE' : 'TRANSCRIBE', 1 + (i % 3)));
+    const page = async (first: number) => {
+      const { result, statements } = await countStatements(() =>
+        h.gql(`query($first: Int) { creditHistoryByTask(first: $first) { edges { node { id job { id creditsCharged creditEntries { kind amount jobId } } } } } }`, { first }, key),
+      );
+      expect(result.errors).toBeUndefined();
+      return { nodes: result.data.creditHistoryByTask.edges.map((e: any) => e.node), statements };
+    };
+    const five = await page(5);
+    const forty = await page(40);
+    // The jobs, the entries of no task, the jobs' entries: 3 statements, whatever the page's size.
+    expect(five.statements).toHaveLength(3);
+    expect(forty.statements.length).toBe(five.statements.length);
+    expect(forty.nodes.map((n: any) => n.id)).toEqual([...jobs].reverse());
+    for (const { job } of forty.nodes) {
+      expect(job.creditEntries).toEqual([
+        { kind: 'HOLD', amount: job.creditsCharged, jobId: job.id },
+        { kind: 'CAPTURE', amount: job.creditsCharged, jobId: job.id },
+      ]);
+    }
+  });
+
   it('lists 5 or 40 jobs with their accounts and webhook attempts in the same few statements', async () => {
     const acc = await h.services.accounts.create({ name: 'Hooked', credits: 100 });
     const key = await warmKey(acc.id);

@@ -256,6 +256,7 @@ describe('fuzzing both doors', () => {
 
   const readHeadersArb = () => fc.record({ authorization: authArb(), accept: acceptArb }).map((hs) => clean(hs) as Record<string, string>);
   const jobsArb = () => fc.tuple(idArb(), fc.boolean(), readHeadersArb()).map(([id, raw, headers]): Req => ({ method: 'GET', path: `/api/jobs/${pathId(id, raw)}`, headers }));
+  const cancelArb = () => fc.tuple(idArb(), fc.boolean(), readHeadersArb()).map(([id, raw, headers]): Req => ({ method: 'POST', path: `/api/jobs/${pathId(id, raw)}/cancel`, headers }));
   const subtitlesArb = () =>
     fc
       .tuple(idArb(), fc.constantFrom('.srt', '.vtt', '.SRT', '.txt', '', '.srt.vtt'), fc.boolean(), readHeadersArb())
@@ -271,6 +272,7 @@ describe('fuzzing both doors', () => {
     ['mutation($id: ID!) { cancelJob(id: $id) { id status } }', () => fc.record({ id: fc.oneof(idArb(), junk) })],
     ['query($first: Int, $after: String) { jobs(first: $first, after: $after) { edges { cursor node { id status } } pageInfo { hasNextPage endCursor } } }', () => fc.record({ first: fc.oneof(fc.integer({ min: -5, max: 200 }), fc.constant(2 ** 31), junk), after: fc.oneof(fc.constant('bm9wZQ'), fc.base64String({ maxLength: 40 }), junk) })],
     ['query($from: DateTime, $to: DateTime, $kinds: [CreditEntryKind!], $a: ID) { creditHistory(from: $from, to: $to, kinds: $kinds, accountId: $a) { edges { node { kind amount } } } }', () => fc.record({ from: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), junk), to: fc.oneof(fc.constant(null), junk), kinds: fc.oneof(fc.constant(['HOLD']), fc.constant(['NOPE']), junk), a: fc.oneof(idArb(), fc.constant(undefined)) }).map(clean)],
+    ['query($first: Int, $after: String) { creditHistoryByTask(first: $first, after: $after) { edges { node { id job { id creditsCharged creditEntries { kind amount } } entry { kind } } } pageInfo { endCursor } } }', () => fc.record({ first: fc.oneof(fc.integer({ min: -5, max: 200 }), junk), after: fc.oneof(fc.constant('bm9wZQ'), fc.base64String({ maxLength: 40 }), junk) })],
     ['query($g: UsageGrouping!, $from: DateTime!, $to: DateTime!) { creditUsage(from: $from, to: $to, groupBy: $g) { __typename } }', () => fc.record({ g: fc.oneof(fc.constantFrom('DAY', 'WEEK', 'YEAR'), junk), from: fc.oneof(fc.constant('2026-01-01T00:00:00Z'), junk), to: fc.oneof(fc.constant('2027-01-01T00:00:00Z'), junk) })],
     ['{ me { id name membership { active } credits { available held } } apiKeys { id name scopes } }', () => fc.constant({})],
     ['mutation($n: String, $s: [String!]) { createApiKey(name: $n, scopes: $s) { apiKey { id scopes } } }', () => fc.record({ n: fc.oneof(unicode(20), huge, junk), s: fc.oneof(fc.constant(['read']), fc.constant(['everything']), junk) })],
@@ -421,8 +423,8 @@ describe('fuzzing both doors', () => {
     await settle();
   }, 300_000);
 
-  it('REST: job and subtitle ids', async () => {
-    await run(fc.oneof(jobsArb(), subtitlesArb()), 600);
+  it('REST: job ids (read and cancel) and subtitle ids', async () => {
+    await run(fc.oneof(jobsArb(), cancelArb(), subtitlesArb()), 600);
   }, 120_000);
 
   it('GraphQL: documents and variables, over POST and GET', async () => {

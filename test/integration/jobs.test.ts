@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
@@ -13,6 +14,8 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
   beforeAll(async () => {
     site = await startFakeSite();
     site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
+    site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
+    site.page('/watch', `<html><head><title>A talk at the bay</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`);
     // Media whose download never finishes: the job stays RUNNING until canceled.
     site.route('/endless.mp3', (_req, res) => {
       res.writeHead(200, { 'content-type': 'audio/mpeg' });
@@ -54,16 +57,34 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
   });
 
+  const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+  /** Polls GET Location, as a REST client does, until the job is where `done` wants it. */
+  const poll = async (key: string, location: string, done: (job: any) => boolean) => {
+    for (let i = 0; i < 150; i++) {
+      const res = await h.request('GET', location, auth(key));
+      expect(res.statusCode).toBe(200);
+      if (done(res.json())) return res.json();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${location} did not reach the expected state`);
+  };
+  const finished = (j: any) => ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(j.status);
+
   it('answers Prefer: respond-async with 202, a Location to poll, and the job', async () => {
-    const { key } = await h.account({ credits: 5 });
+    const { key, accountId } = await h.account({ credits: 5 });
     const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key, { prefer: 'respond-async' });
     expect(res.statusCode).toBe(202);
     expect(res.headers['preference-applied']).toBe('respond-async');
     const body = res.json();
     expect(res.headers.location).toBe(`/api/jobs/${body.id}`);
-    await waitFor(key, body.id, (j) => j.status === 'SUCCEEDED');
-    const polled = await h.request('GET', res.headers.location, { headers: { authorization: `Bearer ${key}` } });
-    expect(polled.json()).toMatchObject({ id: body.id, status: 'SUCCEEDED', creditsCharged: 2 });
+    expect(body).toMatchObject({ status: 'QUEUED', creditsHeld: 1, creditsCharged: 0, result: null });
+    const polled = await poll(key, res.headers.location, finished);
+    expect(polled).toMatchObject({ id: body.id, status: 'SUCCEEDED', creditsCharged: 2, creditsHeld: 0 });
+    // The result is the body the waiting call answers: id, provider, and the credits as at the capture.
+    expect(polled.result).toMatchObject({ id: body.id, status: 'SUCCEEDED', mediaUrl: `${site.origin}/talk.mp3`, provider: 'openai', credits: { charged: 2, balance: 3 } });
+    expect(polled.result.segments.length).toBeGreaterThan(0);
+    expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
+    expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
     const srt = await h.request('GET', `/api/transcriptions/${body.id}.srt`, { headers: { authorization: `Bearer ${key}` } });
     expect(srt.body).toMatch(/^1\n00:00:00,000 --> /);
   });
@@ -82,6 +103,84 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
     const other = await h.account();
     expect((await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, other.key)).errors?.[0].extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('a finished job’s result is exactly the body the waiting call answered, on both doors, with the balance as at its capture', async () => {
+    const { key } = await h.account({ credits: 10 });
+    const parsed = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
+    expect(parsed.statusCode).toBe(200);
+    expect(parsed.json().credits).toEqual({ charged: 1, balance: 9 });
+    const transcribed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
+    expect(transcribed.statusCode).toBe(200);
+    expect(transcribed.json().credits).toEqual({ charged: 2, balance: 7 });
+    // Read after both: the parse's result keeps 9, not today's 7.
+    for (const answer of [parsed.json(), transcribed.json()]) {
+      const rest = await h.request('GET', `/api/jobs/${answer.id}`, auth(key));
+      expect(rest.json().result).toEqual(answer);
+      const gql = await h.gql(`query($id: ID!) { job(id: $id) { result } }`, { id: answer.id }, key);
+      expect(gql.data.job.result).toEqual(answer);
+    }
+  });
+
+  it('cancels over REST as cancelJob does: the job as GET shows it, the hold released, nothing charged; NOT_FOUND for someone else', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const started = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' });
+    expect(started.statusCode).toBe(202);
+    const id = started.json().id;
+    await poll(key, started.headers.location, (j) => j.status === 'RUNNING');
+    expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
+
+    // Refusals change nothing, in the contract's error body.
+    const stranger = await h.account();
+    const theirs = await h.request('POST', `/api/jobs/${id}/cancel`, auth(stranger.key));
+    expect(theirs.statusCode).toBe(404);
+    expect(theirs.json()).toEqual({ error: { code: 'NOT_FOUND', message: 'No such job.', requestId: theirs.headers['x-request-id'] } });
+    const viaGraphql = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, stranger.key);
+    expect(viaGraphql.errors?.[0]).toMatchObject({ message: 'No such job.', extensions: { code: 'NOT_FOUND' } });
+    for (const path of [`/api/jobs/${randomUUID()}/cancel`, '/api/jobs/not-a-job/cancel']) {
+      const unknown = await h.request('POST', path, auth(key));
+      expect([unknown.statusCode, unknown.json().error.code]).toEqual([404, 'NOT_FOUND']);
+    }
+    const anonymous = await h.request('POST', `/api/jobs/${id}/cancel`);
+    expect([anonymous.statusCode, anonymous.json().error.code]).toEqual([401, 'UNAUTHENTICATED']);
+    // A key of the owner's without the scope: FORBIDDEN through both doors, with the same words.
+    const parseOnly = (await h.services.apiKeys.create(accountId, 'parse only', ['parse'])).key;
+    const unscoped = await h.request('POST', `/api/jobs/${id}/cancel`, auth(parseOnly));
+    expect([unscoped.statusCode, unscoped.json().error.code]).toEqual([403, 'FORBIDDEN']);
+    const unscopedGql = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, parseOnly);
+    expect(unscopedGql.errors?.[0]).toMatchObject({ message: unscoped.json().error.message, extensions: { code: 'FORBIDDEN' } });
+    expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
+
+    const canceled = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
+    expect(canceled.statusCode).toBe(200);
+    expect(canceled.json()).toMatchObject({ id, status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, result: null, error: { code: 'CANCELED', message: 'Canceled by the caller.' } });
+    expect(canceled.json()).toEqual((await h.request('GET', `/api/jobs/${id}`, auth(key))).json());
+    expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
+    // Again: the job as it is, nothing moves.
+    const again = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
+    expect([again.statusCode, again.json()]).toEqual([200, canceled.json()]);
+    expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
+    expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
+  });
+
+  it('canceling a finished job over REST answers it as it is, as cancelJob does: nothing refunded, nothing charged', async () => {
+    const { key, accountId } = await h.account({ credits: 5 });
+    const done = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
+    expect(done.statusCode).toBe(200);
+    const failed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key, { prefer: 'respond-async' });
+    await poll(key, failed.headers.location, finished);
+    for (const id of [done.json().id, failed.json().id]) {
+      const before = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
+      const rest = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
+      expect([rest.statusCode, rest.json()]).toEqual([200, before]);
+      const gql = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { id status creditsCharged error { code message } result } }`, { id }, key);
+      expect(gql.data.cancelJob).toEqual({ id, status: before.status, creditsCharged: before.creditsCharged, error: before.error, result: before.result });
+    }
+    expect(done.json().credits).toEqual({ charged: 2, balance: 3 });
+    expect((await h.request('GET', `/api/jobs/${done.json().id}`, auth(key))).json()).toMatchObject({ status: 'SUCCEEDED', result: done.json() });
+    expect((await h.request('GET', `/api/jobs/${failed.json().id}`, auth(key))).json()).toMatchObject({ status: 'FAILED', error: { code: 'CONTENT_UNAVAILABLE' } });
+    expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
+    expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
   });
 
   it('streams a job’s changes over the jobUpdated subscription (graphql-ws), ending with its final state', async () => {

@@ -234,8 +234,12 @@ describe('account area sessions (login links)', () => {
     expect(cleared).toMatchObject({ name: '__Host-mg_session', value: '', attributes: { path: '/', secure: true } });
     expect(out.headers['set-cookie']).toMatch(/Expires=Thu, 01 Jan 1970|Max-Age=0/);
 
+    // Not signed in any more: 204 (no error for the page to log), and the dead cookie is cleared.
     const session = await h.request('GET', '/account/api/session', { headers: { cookie } });
-    expect(session.statusCode).toBe(401);
+    expect([session.statusCode, session.body]).toEqual([204, '']);
+    expect(session.headers['set-cookie']).toMatch(/^mg_session=;.*(Expires=Thu, 01 Jan 1970|Max-Age=0)/);
+    const none = await h.request('GET', '/account/api/session');
+    expect([none.statusCode, none.body, none.headers['set-cookie']]).toEqual([204, '', undefined]);
     const me = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie } });
     expect(me.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
     // A POST with a dead cookie is refused as a whole, with or without the CSRF token.
@@ -376,7 +380,7 @@ describe('account area sessions: settings', () => {
       const late = await h.services.sessions.createLoginLink(account.id);
       await new Promise((r) => setTimeout(r, 1300));
       // The session ran out (1.08 s), and so did the link (0.6 s).
-      expect((await h.request('GET', '/account/api/session', { headers: { cookie } })).statusCode).toBe(401);
+      expect((await h.request('GET', '/account/api/session', { headers: { cookie } })).statusCode).toBe(204);
       const spent = await h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: tokenOf(late.url) }) });
       expect(spent.statusCode).toBe(401);
     } finally {

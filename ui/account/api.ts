@@ -113,7 +113,8 @@ export const session = {
   },
   async resume(): Promise<Session | null> {
     const res = await fetch('/account/api/session', { credentials: 'same-origin' });
-    return res.ok ? answer(res) : null;
+    // 204: not signed in.
+    return res.status === 204 ? null : answer(res);
   },
   async logout(): Promise<void> {
     await fetch('/account/api/logout', { method: 'POST', credentials: 'same-origin', headers: authHeaders() });
@@ -160,12 +161,30 @@ export interface CreditEntry {
   reason: string | null;
   createdAt: string;
 }
-export const HISTORY = op<
-  { creditHistory: { edges: { cursor: string; node: CreditEntry }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } },
+/** One row of the history per task: a task with its entries, or an entry of no task (a grant, an adjustment, an expiry). */
+export interface HistoryRow {
+  id: string;
+  createdAt: string;
+  job: {
+    id: string;
+    operation: string;
+    status: string;
+    creditsCharged: number;
+    creditsHeld: number;
+    error: { code: string; message: string } | null;
+    creditEntries: CreditEntry[];
+  } | null;
+  entry: CreditEntry | null;
+}
+const ENTRY_FIELDS = 'id kind amount availableDelta heldDelta jobId reason createdAt';
+export const HISTORY_BY_TASK = op<
+  { creditHistoryByTask: { edges: { cursor: string; node: HistoryRow }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } },
   { first: number; after: string | null }
 >(
-  `query($first: Int, $after: String) { creditHistory(first: $first, after: $after) {
-     edges { cursor node { id kind amount availableDelta heldDelta jobId reason createdAt } } pageInfo { hasNextPage endCursor } } }`,
+  `query($first: Int, $after: String) { creditHistoryByTask(first: $first, after: $after) {
+     edges { cursor node { id createdAt entry { ${ENTRY_FIELDS} }
+       job { id operation status creditsCharged creditsHeld error { code message } creditEntries { ${ENTRY_FIELDS} } } } }
+     pageInfo { hasNextPage endCursor } } }`,
 );
 
 export interface ApiKey {

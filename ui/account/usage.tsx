@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { HISTORY, USAGE, download, gql, messageOf, type CreditEntry, type UsageBucket } from './api.js';
+import { USAGE, download, gql, messageOf, type UsageBucket } from './api.js';
+import { CreditHistory } from './history.js';
 import { when } from './format.js';
 
 const DAY_MS = 86_400_000;
@@ -42,11 +43,7 @@ function UsageChart({ buckets, from }: { buckets: UsageBucket[]; from: Date }) {
 export function UsageSection() {
   const [buckets, setBuckets] = useState<UsageBucket[] | null>(null);
   const [from] = useState(() => new Date(Math.floor(Date.now() / DAY_MS - 29) * DAY_MS));
-  const [pages, setPages] = useState<{ after: string | null }[]>([{ after: null }]);
-  const [rows, setRows] = useState<CreditEntry[]>([]);
-  const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const page = pages.length;
 
   useEffect(() => {
     gql(USAGE, { from: from.toISOString(), to: new Date(from.getTime() + 30 * DAY_MS).toISOString() }).then(
@@ -54,16 +51,6 @@ export function UsageSection() {
       (e) => setError(messageOf(e)),
     );
   }, [from]);
-  useEffect(() => {
-    gql(HISTORY, { first: 10, after: pages.at(-1)!.after }).then(
-      (r) => {
-        setRows(r.creditHistory.edges.map((e) => e.node));
-        setNext(r.creditHistory.pageInfo.hasNextPage ? r.creditHistory.pageInfo.endCursor : null);
-      },
-      (e) => setError(messageOf(e)),
-    );
-  }, [pages]);
-
   return (
     <section id="usage" class="card" aria-labelledby="usage-title">
       <h2 id="usage-title">Usage</h2>
@@ -75,47 +62,12 @@ export function UsageSection() {
       <h3>Credits used per day, last 30 days</h3>
       {buckets ? <UsageChart buckets={buckets} from={from} /> : <p>Loading…</p>}
       <h3>Credit history</h3>
-      <div class="table-wrap">
-        <table>
-          <caption class="visually-hidden">Credit history, newest first, page {page}</caption>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Job</th>
-              <th scope="col">Reason</th>
-            </tr>
-          </thead>
-          <tbody>
-            {!rows.length && (
-              <tr>
-                <td colSpan={5}>No entries yet.</td>
-              </tr>
-            )}
-            {rows.map((r) => (
-              <tr key={r.id}>
-                <td>{when(r.createdAt)}</td>
-                <td>{r.kind}</td>
-                <td>{r.amount}</td>
-                <td>{r.jobId ? <code title={r.jobId}>{r.jobId.slice(0, 8)}</code> : '—'}</td>
-                <td>{r.reason ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <CreditHistory onError={setError} />
       <div class="row">
-        <button type="button" class="secondary" disabled={page === 1} onClick={() => setPages(pages.slice(0, -1))}>
-          Newer
-        </button>
-        <span>Page {page}</span>
-        <button type="button" class="secondary" disabled={!next} onClick={() => setPages([...pages, { after: next }])}>
-          Older
-        </button>
         <button type="button" onClick={() => download('/api/credit-history.csv', 'credit-history.csv').catch((e) => setError(messageOf(e)))}>
           Download CSV
         </button>
+        <span class="muted">every ledger entry</span>
       </div>
     </section>
   );

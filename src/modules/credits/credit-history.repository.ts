@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../../db/sql-values.js';
 import { decodeCursor, pageSize, toPage, type Page } from '../paging.js';
 import { AppError } from '../../errors.js';
 import { CreditEntry, type CreditEntryKind } from './credit-entry.entity.js';
@@ -64,6 +65,13 @@ export class CreditHistoryRepository {
     }
     const rows = await this.em().find(CreditEntry, where, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: size + 1 });
     return toPage(rows, size, (e) => e);
+  }
+
+  /** The entries of several jobs in one query, oldest first. With `onlyAccount`, only that account's entries are read. */
+  async forJobs(jobIds: readonly string[], onlyAccount: string | null): Promise<CreditEntry[]> {
+    const wanted = jobIds.filter(isUuid);
+    if (!wanted.length) return [];
+    return this.em().find(CreditEntry, { jobId: { $in: wanted }, ...(onlyAccount === null ? {} : { accountId: onlyAccount }) }, { orderBy: { id: 'asc' } });
   }
 
   /**

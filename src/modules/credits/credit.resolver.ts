@@ -5,11 +5,12 @@ import { DateTime } from '../../graphql/scalars.js';
 import { InheritsScope, RequiresScope } from '../../graphql/scopes.js';
 import { isAnalyst, requireAnalyst } from '../access.js';
 import { JobType } from '../jobs/job.graphql.js';
-import { toJobRoot, type JobRoot } from '../jobs/job.resolver.js';
+import { PageArgs, toJobRoot, type JobRoot } from '../jobs/job.resolver.js';
 import type { UsageDimension, UsageGrouping } from './credit-usage.repository.js';
 import { UsageBucketType, UsageDimensionEnum, UsageGroupingEnum } from './usage.graphql.js';
 import type { CreditEntry, CreditEntryKind } from './credit-entry.entity.js';
 import { CreditEntryConnection, CreditEntryKindEnum, CreditEntryType } from './credit.graphql.js';
+import { CreditHistoryRowConnection, CreditHistoryRowType } from './task-history.graphql.js';
 
 @ArgsType()
 class CreditHistoryArgs {
@@ -56,6 +57,25 @@ export class CreditResolver {
     return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toEntryType(e.node) })) };
   }
 
+  @Query(() => CreditHistoryRowConnection, {
+    description:
+      'The caller’s credit history read per task, newest first (read scope): one row per job with what it charged, and one per entry of no task (grants, adjustments, expiries). The entries themselves stay in creditHistory and the CSV.',
+  })
+  @RequiresScope('read')
+  async creditHistoryByTask(@Ctx() ctx: GqlContext, @Args(() => PageArgs) { first, after }: PageArgs): Promise<Page<CreditHistoryRowType>> {
+    const principal = await ctx.principal();
+    const page = await ctx.services.taskHistory.list(principal.accountId, first, after);
+    return {
+      ...page,
+      edges: page.edges.map(({ cursor, node: { job, entry } }) => ({
+        cursor,
+        node: job
+          ? { id: job.id, createdAt: job.createdAt, job: toJobRoot(job), entry: null }
+          : { id: String(entry.id), createdAt: entry.createdAt, job: null, entry: toEntryType(entry) },
+      })),
+    };
+  }
+
   // The entry's own job: history already needed read, and analysts' reach across accounts.
   @FieldResolver(() => JobType, { nullable: true, description: 'The task the entry belongs to; null for grants and adjustments' })
   @InheritsScope()
@@ -68,4 +88,13 @@ export class CreditResolver {
 
 function toEntryType(e: CreditEntry): CreditEntryType {
   return { ...e, id: String(e.id) };
+}
+
+@Resolver(() => JobType)
+export class JobCreditsResolver {
+  @FieldResolver(() => [CreditEntryType], { description: 'The job’s ledger entries, oldest first: its hold (and any raise of it once the media’s length was known), then the capture or the release' })
+  @RequiresScope('read')
+  async creditEntries(@Root() job: JobType, @Ctx() ctx: GqlContext): Promise<CreditEntryType[]> {
+    return (await ctx.loaders.creditEntries.load(job.id)).map(toEntryType);
+  }
 }

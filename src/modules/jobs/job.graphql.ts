@@ -16,7 +16,7 @@ export const JobStatusEnum = stringEnum(JOB_STATUSES, 'JobStatus', 'Where a job 
 
 @ObjectType('JobError', { simpleResolvers: true, description: 'Why a job failed or was canceled' })
 export class JobErrorType implements JobErrorView {
-  @Field({ description: 'A code from the error table, as REST and GraphQL errors carry it (e.g. PROVIDER_TIMEOUT, NO_MEDIA_FOUND)' }) code!: string;
+  @Field({ description: 'A code from the error table, as REST and GraphQL errors carry it (e.g. PROVIDER_TIMEOUT, NO_MEDIA_FOUND), or CANCELED for a job the caller canceled' }) code!: string;
   @Field({ description: 'What happened, for people' }) message!: string;
 }
 
@@ -27,7 +27,7 @@ export class JobType implements JobView {
   @Field(() => JobStatusEnum, { description: 'Where the job is' }) status!: JobStatus;
   @Field(() => Float, { description: 'Share of the work done, 0 to 1 (for long media, the share of the audio transcribed)' }) progress!: number;
   @Field(() => JSONObject, { description: 'The input, as validated (ParseInput or TranscribeInput fields)' }) input!: Record<string, unknown>;
-  @Field(() => JSONObject, { nullable: true, description: 'The success body, as the operation returned it; null until SUCCEEDED' })
+  @Field(() => JSONObject, { nullable: true, description: 'Once SUCCEEDED: exactly the body the waiting call (parse, transcribe) answers, with id, provider and credits { charged balance } as at the capture; null before' })
   result!: Record<string, unknown> | null;
   @Field(() => JobErrorType, { nullable: true, description: 'Why the job failed or was canceled; null otherwise' })
   @InheritsScope()

@@ -32,7 +32,7 @@ export class JobResolver {
     return toJobRoot(await ctx.services.jobs.get(principal.accountId, id));
   }
 
-  @Mutation(() => JobType, { description: 'Cancel a queued or running job (transcribe scope, the one that starts jobs): its hold is released and nothing is charged. A finished job is returned as it is. NOT_FOUND for an unknown id.' })
+  @Mutation(() => JobType, { description: 'Cancel a queued or running job (transcribe scope, the one that starts jobs): its hold is released and nothing is charged. A finished job is returned as it is. NOT_FOUND for an unknown id or another account’s job. The same as POST /api/jobs/{id}/cancel.' })
   @RequiresScope('transcribe')
   async cancelJob(@Arg('id', () => ID, { description: 'The job to cancel' }) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();

@@ -29,8 +29,9 @@ export class JobService {
   }
 
   /**
-   * Cancels one of the caller's jobs: its hold is released and its work stopped; a finished job is
-   * left as it is. It changes what the transcribe scope started, so it needs that scope (every door).
+   * Cancels one of the caller's jobs, for both doors (GraphQL cancelJob, POST /api/jobs/{id}/cancel):
+   * its hold is released and its work stopped; a finished job is returned as it is; another account's
+   * job is NOT_FOUND, as an unknown one. It changes what the transcribe scope started, so it needs that scope.
    */
   async cancel(principal: Principal, jobId: string): Promise<Job> {
     requireScope(principal, 'transcribe');

@@ -1,5 +1,6 @@
 import type { WebhookAttempt } from '../webhooks/webhook.service.js';
 import type { Job, JobStatus } from './job.entity.js';
+import { jobSuccessBody } from './job.result.js';
 
 /** Why a job failed or was canceled. */
 export interface JobErrorView {
@@ -19,6 +20,7 @@ export interface JobView {
   /** 0..1 */
   progress: number;
   input: Record<string, unknown>;
+  /** Once SUCCEEDED: exactly the body the waiting call answers (id, provider, credits at the capture). */
   result: Record<string, unknown> | null;
   error: JobErrorView | null;
   requestId: string | null;
@@ -42,7 +44,7 @@ export function toJobView(job: Job): JobView {
     status: job.status,
     progress: job.progress,
     input: job.input,
-    result: job.result,
+    result: jobSuccessBody(job),
     error: job.errorCode ? { code: job.errorCode, message: job.errorMessage ?? '' } : null,
     requestId: job.requestId,
     provider: job.provider,

@@ -15,6 +15,7 @@ import {
 import { requireMembership, requireScope } from '../access.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { idempotencyFor } from '../jobs/idempotency.js';
+import { successBody } from '../jobs/job.result.js';
 import type { TaskRunner } from '../jobs/task-runner.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
 
@@ -74,15 +75,6 @@ export class ParseService {
       timeoutMs: config.parseTimeoutMs,
       execute: ({ signal }) => runWithFailover(providers, signal, log, (p) => p.parse({ url, mode, quality, signal }), breakers),
     });
-    return {
-      id: outcome.jobId,
-      status: 'SUCCEEDED',
-      url,
-      mode,
-      quality,
-      ...outcome.result,
-      provider: outcome.provider,
-      credits: { charged: outcome.charged, balance: outcome.balance },
-    };
+    return successBody(outcome.jobId, { url, mode, quality }, outcome.result, outcome);
   }
 }

@@ -14,6 +14,7 @@ import type { TranscriptResult, TranscriptionProvider } from '../../providers/tr
 import { requireMembership, requireScope } from '../access.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { idempotencyFor } from '../jobs/idempotency.js';
+import { successBody } from '../jobs/job.result.js';
 import type { JobQueue, QueuedRun } from '../jobs/job-queue.js';
 import type { TaskContext, TaskRunner } from '../jobs/task-runner.js';
 import type { WebhookService } from '../webhooks/webhook.service.js';
@@ -98,14 +99,7 @@ export class TranscriptionService {
       timeoutMs: config.transcribeTimeoutMs,
       execute: (ctx) => this.work(mediaUrl, language, initial, ctx),
     });
-    return {
-      id: outcome.jobId,
-      status: 'SUCCEEDED',
-      mediaUrl,
-      ...outcome.result,
-      provider: outcome.provider,
-      credits: { charged: outcome.charged, balance: outcome.balance },
-    };
+    return successBody(outcome.jobId, { mediaUrl }, outcome.result, outcome);
   }
 
   /**

@@ -1,0 +1,148 @@
+import { pino } from 'pino';
+import { startFakeOpenAi } from '../fakes/openai.fake.js';
+import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { createHarness, type Harness } from '../support/harness.js';
+import { makeMedia } from '../support/media.js';
+
+const ROWS = `query($first: Int, $after: String) { creditHistoryByTask(first: $first, after: $after) {
+  edges { cursor node { id createdAt
+    job { id operation status creditsCharged creditsHeld error { code } creditEntries { kind amount availableDelta heldDelta jobId } }
+    entry { id kind amount availableDelta heldDelta jobId reason } } }
+  pageInfo { hasNextPage endCursor } } }`;
+
+/** The holder's credit history read per task (creditHistoryByTask), over HTTP, after real tasks. */
+describe('the credit history per task', () => {
+  let h: Harness;
+  let site: FakeSite;
+  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  beforeAll(async () => {
+    site = await startFakeSite();
+    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
+    site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
+    site.page('/watch', `<html><head><title>Clip</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`);
+    site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
+    // Media whose download never finishes: the job runs until it is canceled.
+    site.route('/endless.mp3', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      res.write(Buffer.alloc(1000));
+    });
+    openai = await startFakeOpenAi();
+    h = await createHarness(
+      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
+      pino({ level: 'silent' }),
+      { queue: true },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await h.close();
+    await site.close();
+    await openai.close();
+  });
+
+  const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+  const untilJob = async (key: string, id: string, done: (job: any) => boolean) => {
+    for (let i = 0; i < 150; i++) {
+      const job = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
+      if (done(job)) return job;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`job ${id} did not reach the expected state`);
+  };
+
+  it('has one row per task with what it charged (nothing when it failed or was canceled), its entries one field away, and grants as their own rows', async () => {
+    const { key, accountId } = await h.account({ credits: 10 });
+    const parsed = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
+    expect(parsed.statusCode).toBe(200);
+    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json().error.code).toBe('NO_MEDIA_FOUND');
+    const transcribed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
+    expect(transcribed.json().credits).toEqual({ charged: 2, balance: 7 });
+    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json().error.code).toBe('CONTENT_UNAVAILABLE');
+    const started = (await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' })).json();
+    await untilJob(key, started.id, (j) => j.status === 'RUNNING');
+    expect((await h.request('POST', `/api/jobs/${started.id}/cancel`, auth(key))).json().status).toBe('CANCELED');
+    await h.services.ledger.grant(accountId, 3, 'goodwill');
+
+    const res = await h.gql(ROWS, { first: 20 }, key);
+    expect(res.errors).toBeUndefined();
+    const rows = res.data.creditHistoryByTask.edges.map((e: any) => e.node);
+    const entry = (kind: string, amount: number, availableDelta: number, heldDelta: number, jobId: string | null) => ({ kind, amount, availableDelta, heldDelta, jobId });
+    const task = (row: any) => {
+      const { job } = row;
+      expect(row.id).toBe(job.id);
+      expect(row.entry).toBeNull();
+      return [job.operation, job.status, job.creditsCharged, job.creditsHeld, job.error?.code ?? null, job.creditEntries.map((e: any) => [e.kind, e.amount])];
+    };
+    expect(rows).toHaveLength(7);
+    expect(rows[0]).toMatchObject({ job: null, entry: { ...entry('GRANT', 3, 3, 0, null), reason: 'goodwill' } });
+    expect(rows.slice(1, 6).map(task)).toEqual([
+      ['TRANSCRIBE', 'CANCELED', 0, 0, 'CANCELED', [['HOLD', 1], ['RELEASE', 1]]],
+      ['TRANSCRIBE', 'FAILED', 0, 0, 'CONTENT_UNAVAILABLE', [['HOLD', 1], ['RELEASE', 1]]],
+      // The hold of the first minute, raised once the media's length was known, then captured whole.
+      ['TRANSCRIBE', 'SUCCEEDED', 2, 0, null, [['HOLD', 1], ['HOLD', 1], ['CAPTURE', 2]]],
+      ['PARSE', 'FAILED', 0, 0, 'NO_MEDIA_FOUND', [['HOLD', 1], ['RELEASE', 1]]],
+      ['PARSE', 'SUCCEEDED', 1, 0, null, [['HOLD', 1], ['CAPTURE', 1]]],
+    ]);
+    expect(rows[1].job.id).toBe(started.id);
+    expect(rows[3].job.id).toBe(transcribed.json().id);
+    expect(rows[3].job.creditEntries).toEqual([entry('HOLD', 1, -1, 1, rows[3].job.id), entry('HOLD', 1, -1, 1, rows[3].job.id), entry('CAPTURE', 2, 0, -2, rows[3].job.id)]);
+    expect(rows[5].job.id).toBe(parsed.json().id);
+    expect(rows[6]).toMatchObject({ job: null, entry: { ...entry('GRANT', 10, 10, 0, null), reason: 'initial credits' } });
+    expect(res.data.creditHistoryByTask.pageInfo.hasNextPage).toBe(false);
+
+    // The rows account for the balance: what each task charged, what each other entry moved.
+    const moved = rows.reduce((sum: number, r: any) => sum + (r.job ? -r.job.creditsCharged : r.entry.availableDelta), 0);
+    expect(await h.balance(accountId)).toEqual({ available: moved, held: 0 });
+    expect(moved).toBe(10);
+    // The entries themselves stay entry by entry.
+    const all = await h.gql(`{ creditHistory(first: 100) { edges { node { id } } } }`, {}, key);
+    expect(all.data.creditHistory.edges).toHaveLength(2 + 2 + 2 + 3 + 2 + 2);
+  });
+
+  it('pages without skipping or repeating a row, also when tasks and grants share one instant', async () => {
+    const { key, accountId } = await h.account({ credits: 1 });
+    // Four jobs and five grants written by one statement: one now() for all nine rows.
+    await h.sql(
+      `with j as (
+         insert into job (id, account_id, operation, status, input, hold_amount, credits_charged, deadline_at, finished_at)
+         select gen_random_uuid(), ?, 'PARSE', 'FAILED', jsonb_build_object('n', n), 0, 0, now(), now() from generate_series(1, 4) n
+         returning id
+       ), b as (update credit_balance set available = available + 5 where account_id = ?)
+       insert into credit_entry (account_id, kind, amount, available_delta, held_delta, reason)
+       select ?, 'GRANT', 1, 1, 0, 'grant ' || n from generate_series(1, 5) n`,
+      [accountId, accountId, accountId],
+    );
+    const everything = (await h.gql(ROWS, { first: 100 }, key)).data.creditHistoryByTask.edges.map((e: any) => e.node.id);
+    expect(everything).toHaveLength(10);
+    for (const first of [1, 2, 3]) {
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (let page = 0; page <= 10; page++) {
+        const res: any = await h.gql(ROWS, { first, after }, key);
+        expect(res.errors).toBeUndefined();
+        seen.push(...res.data.creditHistoryByTask.edges.map((e: any) => e.node.id));
+        if (!res.data.creditHistoryByTask.pageInfo.hasNextPage) break;
+        after = res.data.creditHistoryByTask.pageInfo.endCursor;
+      }
+      expect(seen).toEqual(everything);
+    }
+  });
+
+  it('shows only the caller’s own rows, needs the read scope, and refuses a cursor it did not make', async () => {
+    const me = await h.account({ credits: 2 });
+    const other = await h.account({ credits: 5 });
+    await h.rest('/api/parse', { url: `${site.origin}/watch` }, other.key);
+    const mine = await h.gql(ROWS, {}, me.key);
+    expect(mine.data.creditHistoryByTask.edges.map((e: any) => [e.node.entry?.kind, e.node.entry?.amount])).toEqual([['GRANT', 2]]);
+
+    const parseOnly = (await h.services.apiKeys.create(me.accountId, 'parse only', ['parse'])).key;
+    expect((await h.gql(ROWS, {}, parseOnly)).errors?.[0].extensions.code).toBe('FORBIDDEN');
+
+    // A creditHistory cursor, a made-up one, a bad page size: INVALID_INPUT.
+    const entryCursor = (await h.gql(`{ creditHistory(first: 1) { pageInfo { endCursor } } }`, {}, me.key)).data.creditHistory.pageInfo.endCursor;
+    const forged = Buffer.from(`${new Date().toISOString()}|job:not-a-uuid`).toString('base64url');
+    for (const variables of [{ after: entryCursor }, { after: forged }, { after: 'nonsense' }, { first: 0 }]) {
+      const bad = await h.gql(ROWS, variables, me.key);
+      expect(bad.errors?.[0].extensions.code).toBe('INVALID_INPUT');
+    }
+  });
+});
