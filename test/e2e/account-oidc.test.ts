@@ -130,7 +130,9 @@ describe('the account area in a real browser (OpenID Connect with PKCE)', () => 
     const session = cookies.find((c) => c.name === '__Host-mg_session')!;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to your mediagate account' }).waitFor();
-    expect((await fetch(`${h.url}/account/api/session`, { headers: { cookie: `__Host-mg_session=${session.value}` } })).status).toBe(401);
+    expect((await fetch(`${h.url}/account/api/session`, { headers: { cookie: `__Host-mg_session=${session.value}` } })).status).toBe(204);
+    const me = await fetch(`${h.url}/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: `__Host-mg_session=${session.value}` } });
+    expect((await me.json()).errors[0].extensions.code).toBe('UNAUTHENTICATED');
     await page.close();
   });
 });

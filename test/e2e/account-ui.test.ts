@@ -76,8 +76,9 @@ describe('the account area in a real browser (login link)', () => {
     const icon = await page.request.get(new URL((await page.locator('link[rel="icon"]').getAttribute('href'))!, page.url()).toString());
     expect([icon.status(), icon.headers()['content-type']]).toEqual([200, 'image/svg+xml']);
     // A second browser with the same link is refused in words; the refusal is the one failed request.
-    expectBrowserProblem(/^answered 401: POST .*\/account\/api\/session \(fetch\)$/);
-    expectBrowserProblem(/^console error: Failed to load resource: the server responded with a status of 401 .*\/account\/api\/session\)$/);
+    // The page asks what the link would sign in before spending it: a spent link is refused there.
+    expectBrowserProblem(/^answered 401: POST .*\/account\/api\/login-link \(fetch\)$/);
+    expectBrowserProblem(/^console error: Failed to load resource: the server responded with a status of 401 .*\/account\/api\/login-link\)$/);
     const other = await browser.newPage();
     await other.goto(`${h.url}/account/${url.hash}`);
     await other.getByRole('alert').waitFor();
@@ -226,7 +227,9 @@ describe('the account area in a real browser (login link)', () => {
     expect(after.value).not.toBe(before.value);
     // The first account's session is over on the server, wherever its cookie was copied.
     const replay = await fetch(`${h.url}/account/api/session`, { headers: { cookie: `__Host-mg_session=${before.value}` } });
-    expect(replay.status).toBe(401);
+    expect(replay.status).toBe(204);
+    const replayMe = await fetch(`${h.url}/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: `__Host-mg_session=${before.value}` } });
+    expect((await replayMe.json()).errors[0].extensions.code).toBe('UNAUTHENTICATED');
     expect((await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [accountId]))[0].n).toBe(0);
   });
 

@@ -188,7 +188,8 @@ describe('frontend sign-in with OpenID Connect', () => {
       const switched = await exchange({ idToken, nonceVerifier: VERIFIER }, { cookie: adaCookie, 'x-csrf-token': signedIn.json().csrfToken });
       expect(switched.statusCode).toBe(200);
       expect(switched.json().account.name).toBe('Switch');
-      expect((await h.request('GET', '/account/api/session', { headers: { cookie: adaCookie } })).statusCode).toBe(401);
+      expect((await h.request('GET', '/account/api/session', { headers: { cookie: adaCookie } })).statusCode).toBe(204);
+      expect((await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: adaCookie } })).json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
       expect(await sessionsOf(ada.id)).toBe(0);
     });
   });
