@@ -91,6 +91,9 @@ export async function readContainer(bytes: ByteSource | Uint8Array, options: Con
           // The reader fetches in blocks of its own; a failure outside a pending read is already kept.
           handleUnhandledError: () => undefined,
         });
+  // Each Source makes a FinalizationRegistry for references left unfreed; this one's are freed in
+  // `finally`, and the registry's weak cells cost a full collection every few hundred reads.
+  dropFinalizationRegistry(source);
   const input = new Input({ source, formats: FORMATS });
   try {
     const read = async (): Promise<StreamFacts> => {
@@ -130,6 +133,12 @@ export async function readContainer(bytes: ByteSource | Uint8Array, options: Con
   } finally {
     input.dispose();
   }
+}
+
+/** mediabunny's own field (internal, so looked up, not assumed): without it the source is simply not watched. */
+function dropFinalizationRegistry(source: Source): void {
+  const watched = source as unknown as { _refFinalizationRegistry?: unknown };
+  if ('_refFinalizationRegistry' in watched) watched._refFinalizationRegistry = null;
 }
 
 /** The parser may wait on a part that will never come: the caller's deadline ends the wait. */

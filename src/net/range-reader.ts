@@ -8,7 +8,7 @@ export interface RangeReaderOptions {
   signal: AbortSignal;
   /** Time one request may take, body included. */
   timeoutMs: number;
-  /** Bytes fetched at least per request, aligned (default 64 KiB: a moov box or a WebM header in one go). */
+  /** Bytes fetched at least per request, aligned (default 16 KiB: a short clip's moov box, a WebM's header). */
   blockBytes?: number;
 }
 
@@ -34,6 +34,8 @@ export class RangeReader {
   /** Bytes fetched so far, and requests made. */
   fetched = 0;
   requests = 0;
+  /** Bytes asked for so far (requests under way included): what the cap is checked against. */
+  private asked = 0;
   private readonly block: number;
   private readonly blocks = new Map<number, Promise<Buffer>>();
 
@@ -42,7 +44,7 @@ export class RangeReader {
     readonly url: string,
     private readonly options: RangeReaderOptions,
   ) {
-    this.block = options.blockBytes ?? 64 * 1024;
+    this.block = options.blockBytes ?? 16 * 1024;
   }
 
   /** Fetches the first block, which tells the file's size. */
@@ -78,6 +80,10 @@ export class RangeReader {
   /** Asks for `count` blocks from block `index` in one request; each block's promise settles with it. */
   private fetchRun(index: number, count: number): Promise<Buffer> {
     const from = index * this.block;
+    // A run that ends less than a block before the end goes to the end: an index there (a moov box, cues) is read whole.
+    if (this.size && (index + count + 1) * this.block >= this.size) {
+      while ((index + count) * this.block < this.size && !this.blocks.has(index + count)) count++;
+    }
     // Before the size is known (the first request), ask for one block and learn it from Content-Range.
     const to = this.size ? Math.min((index + count) * this.block, this.size) : this.block;
     const run = this.fetchRange(from, to);
@@ -92,8 +98,8 @@ export class RangeReader {
 
   private async fetchRange(from: number, to: number): Promise<Buffer> {
     const length = to - from;
-    const budget = this.options.maxBytes - this.fetched;
-    if (length > budget) throw new FetchError('too_large', `Reading the media would pass the ${this.options.maxBytes} bytes allowed.`);
+    if (this.asked + length > this.options.maxBytes) throw new FetchError('too_large', `Reading the media would pass the ${this.options.maxBytes} bytes allowed.`);
+    this.asked += length;
     this.requests += 1;
     const first = !this.size;
     const res = await this.client
