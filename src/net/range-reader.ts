@@ -56,6 +56,8 @@ export class RangeReader {
   /** The file's bytes [start, end), fetched as needed. */
   async read(start: number, end: number): Promise<Uint8Array> {
     if (start < 0 || end > this.size || end < start) throw new RangeError(`bytes ${start}-${end} lie outside the file's ${this.size}`);
+    // A part larger than all that may be fetched (a box claiming gigabytes) fails before any block is counted.
+    if (end - start > this.options.maxBytes) throw this.tooLarge();
     const first = Math.floor(start / this.block);
     const last = Math.floor((Math.max(end, start + 1) - 1) / this.block);
     // Neighbouring blocks not yet asked for go in one request.
@@ -96,9 +98,13 @@ export class RangeReader {
     return run;
   }
 
+  private tooLarge(): FetchError {
+    return new FetchError('too_large', `Reading the media would pass the ${this.options.maxBytes} bytes allowed.`);
+  }
+
   private async fetchRange(from: number, to: number): Promise<Buffer> {
     const length = to - from;
-    if (this.asked + length > this.options.maxBytes) throw new FetchError('too_large', `Reading the media would pass the ${this.options.maxBytes} bytes allowed.`);
+    if (this.asked + length > this.options.maxBytes) throw this.tooLarge();
     this.asked += length;
     this.requests += 1;
     const first = !this.size;
@@ -115,12 +121,12 @@ export class RangeReader {
         throw err;
       });
     this.fetched += res.body.length;
-    const range = CONTENT_RANGE.exec(res.headers['content-range'] ?? '');
-    if (res.status === 206 && range && Number(range[1]) === from) {
-      const total = Number(range[3]);
-      if (!this.size) this.size = total;
+    if (res.status === 206) {
+      const range = CONTENT_RANGE.exec(res.headers['content-range'] ?? '');
+      const total = Number(range?.[3]);
+      if (first && range) this.size = total;
       const expected = Math.min(to, this.size) - from;
-      if (total !== this.size || res.body.length !== expected || Number(range[2]) !== from + expected - 1) {
+      if (!range || Number(range[1]) !== from || total !== this.size || res.body.length !== expected || Number(range[2]) !== from + expected - 1) {
         throw new FetchError('network', 'The server answered a different part than the one asked for.');
       }
       return res.body;

@@ -76,9 +76,9 @@ export class MediaProber {
       await ranges.open();
       return this.counted('in_process', await readContainer(ranges, { signal }));
     } catch (err) {
-      if (!(err instanceof UnreadableContainerError || err instanceof RangesUnsupportedError)) throw this.counted('in_process', err);
+      if (!(err instanceof UnreadableContainerError || err instanceof RangesUnsupportedError)) throw this.counted('in_process', err, 'failed');
       // Every container ffprobe may open is binary: text (an error page served as video) is no media.
-      if (err instanceof UnreadableContainerError && looksLikeText(await ranges.head())) throw this.counted('in_process', err);
+      if (err instanceof UnreadableContainerError && looksLikeText(await ranges.head())) throw this.counted('in_process', err, 'failed');
     }
     return this.ffprobe(url, signal, maxBytes - ranges.fetched, left());
   }
@@ -90,7 +90,7 @@ export class MediaProber {
       );
       return this.counted('ffprobe', facts);
     } catch (err) {
-      throw this.counted('ffprobe', err);
+      throw this.counted('ffprobe', err, 'failed');
     }
   }
 
@@ -116,7 +116,7 @@ export class MediaProber {
       const segment = reading.firstSegment.durationSeconds;
       return this.counted('in_process', { ...facts, durationSeconds, bitrate: segment ? Math.round((parts.at(-1)!.length * 8) / segment) : null });
     } catch (err) {
-      if (!(err instanceof UnreadableContainerError) || looksLikeText(bytes)) throw this.counted('in_process', err);
+      if (!(err instanceof UnreadableContainerError) || looksLikeText(bytes)) throw this.counted('in_process', err, 'failed');
     }
     const dir = await mkdtemp(join(tmpdir(), 'mediagate-probe-'));
     try {
@@ -125,15 +125,15 @@ export class MediaProber {
       const facts = await probeLocalStreams(file, { signal, ffprobePath: this.options.ffprobePath });
       return this.counted('ffprobe', { ...facts, durationSeconds });
     } catch (err) {
-      throw this.counted('ffprobe', err);
+      throw this.counted('ffprobe', err, 'failed');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
 
-  /** Reports a read's outcome and hands back what it was given (facts, or the error to throw). */
-  private counted<T>(reader: MediaReader, result: T): T {
-    this.options.onRead?.(reader, result instanceof Error ? 'failed' : 'read');
+  /** Reports a read's outcome and hands back what it was given: facts read, or the failure to throw. */
+  private counted<T>(reader: MediaReader, result: T, outcome: 'read' | 'failed' = 'read'): T {
+    this.options.onRead?.(reader, outcome);
     return result;
   }
 }

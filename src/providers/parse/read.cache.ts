@@ -9,6 +9,8 @@ export interface ReadCacheOptions {
   timeoutMs: number;
   /** Told each time an answer is reused instead of read: kept, or joined while being read. */
   onReuse?: (how: 'cache' | 'in_flight') => void;
+  /** The clock answers age by, in milliseconds (tests move it; default performance.now). */
+  now?: () => number;
 }
 
 /** One read being made, and how many wait on it. */
@@ -29,7 +31,7 @@ export class ReadCache<T extends object | null> {
   private readonly flights = new Map<string, Flight<T>>();
 
   constructor(private readonly options: ReadCacheOptions) {
-    this.kept = new LRUCache({ max: options.maxEntries, ttl: options.ttlMs });
+    this.kept = new LRUCache({ max: options.maxEntries, ttl: options.ttlMs, ...(options.now && { perf: { now: options.now }, ttlResolution: 0 }) });
   }
 
   /** The answer for `key`: kept, being read, or read now by `read` (whose signal ends at the deadline or when every caller has left). */
