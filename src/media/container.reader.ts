@@ -1,21 +1,4 @@
-import {
-  ADTS,
-  BufferSource,
-  CustomSource,
-  FLAC,
-  Input,
-  MATROSKA,
-  MP3,
-  MP4,
-  MPEG_TS,
-  OGG,
-  QTFF,
-  UnsupportedInputFormatError,
-  WAVE,
-  WEBM,
-  type InputFormat,
-  type Source,
-} from 'mediabunny';
+import type { InputFormat, Source } from 'mediabunny';
 import type { StreamFacts } from './ffmpeg.js';
 
 /**
@@ -36,25 +19,37 @@ export interface ByteSource {
 }
 
 /**
- * Containers read in process (mediabunny). HLS is left out on purpose: it would open the files a
- * playlist names, and every URL must go through the guarded client (playlists are read by the
- * manifest reader, their segments handed over as bytes).
+ * The library and what is read with it, loaded on the first read (a process that never parses,
+ * the CLI, does not pay for it). HLS is left out of the containers on purpose: it would open the
+ * files a playlist names, and every URL must go through the guarded client (playlists are read by
+ * the manifest reader, their segments handed over as bytes).
  */
-const FORMATS: InputFormat[] = [MP4, QTFF, MATROSKA, WEBM, MP3, WAVE, OGG, FLAC, ADTS, MPEG_TS];
+let library: Promise<Library> | undefined;
+interface Library {
+  mediabunny: typeof import('mediabunny');
+  formats: InputFormat[];
+  /** ffprobe's names for the containers, so an answer does not depend on which reader gave it. */
+  formatNames: Map<InputFormat, string>;
+}
+const load = (): Promise<Library> =>
+  (library ??= import('mediabunny').then((mediabunny) => {
+    const { MP4, QTFF, MATROSKA, WEBM, MP3, WAVE, OGG, FLAC, ADTS, MPEG_TS } = mediabunny;
+    const formatNames = new Map<InputFormat, string>([
+      [MP4, 'mov,mp4,m4a,3gp,3g2,mj2'],
+      [QTFF, 'mov,mp4,m4a,3gp,3g2,mj2'],
+      [MATROSKA, 'matroska,webm'],
+      [WEBM, 'matroska,webm'],
+      [MP3, 'mp3'],
+      [WAVE, 'wav'],
+      [OGG, 'ogg'],
+      [FLAC, 'flac'],
+      [ADTS, 'aac'],
+      [MPEG_TS, 'mpegts'],
+    ]);
+    return { mediabunny, formats: [...formatNames.keys()], formatNames };
+  }));
 
-/** ffprobe's names for what mediabunny reads, so an answer does not depend on which reader gave it. */
-const FORMAT_NAMES = new Map<InputFormat, string>([
-  [MP4, 'mov,mp4,m4a,3gp,3g2,mj2'],
-  [QTFF, 'mov,mp4,m4a,3gp,3g2,mj2'],
-  [MATROSKA, 'matroska,webm'],
-  [WEBM, 'matroska,webm'],
-  [MP3, 'mp3'],
-  [WAVE, 'wav'],
-  [OGG, 'ogg'],
-  [FLAC, 'flac'],
-  [ADTS, 'aac'],
-  [MPEG_TS, 'mpegts'],
-]);
+/** ffprobe's names for the codecs mediabunny names. */
 const CODEC_NAMES: Record<string, string> = {
   avc: 'h264', hevc: 'hevc', vp8: 'vp8', vp9: 'vp9', av1: 'av1', prores: 'prores',
   aac: 'aac', opus: 'opus', mp3: 'mp3', vorbis: 'vorbis', flac: 'flac', ac3: 'ac3', eac3: 'eac3', dts: 'dts',
@@ -76,6 +71,8 @@ export interface ContainerReadOptions {
  * what it cannot read, and whatever `source` throws when a part cannot be had.
  */
 export async function readContainer(bytes: ByteSource | Uint8Array, options: ContainerReadOptions = {}): Promise<StreamFacts> {
+  const { mediabunny, formats, formatNames } = await load();
+  const { BufferSource, CustomSource, Input, UnsupportedInputFormatError } = mediabunny;
   const size = bytes instanceof Uint8Array ? bytes.length : bytes.size;
   let fetchFailure: unknown = null;
   const source: Source =
@@ -94,7 +91,7 @@ export async function readContainer(bytes: ByteSource | Uint8Array, options: Con
   // Each Source makes a FinalizationRegistry for references left unfreed; this one's are freed in
   // `finally`, and the registry's weak cells cost a full collection every few hundred reads.
   dropFinalizationRegistry(source);
-  const input = new Input({ source, formats: FORMATS });
+  const input = new Input({ source, formats });
   try {
     const read = async (): Promise<StreamFacts> => {
       const format = await input.getFormat();
@@ -119,7 +116,7 @@ export async function readContainer(bytes: ByteSource | Uint8Array, options: Con
         codecs: [videoCodec, audioCodec].filter(Boolean).join(',') || null,
         // ffprobe's format bit rate where the container states none: the file's bits over its length.
         bitrate: durationSeconds ? Math.round((size * 8) / durationSeconds) : null,
-        formatName: FORMAT_NAMES.get(format) ?? format.name,
+        formatName: formatNames.get(format) ?? format.name,
       };
     };
     return await untilAborted(read(), options.signal);

@@ -168,7 +168,7 @@ describe.each(TEST_DATABASES)('media read in process (%s database)', (database) 
     const before = await counters();
     // Six parses of six pages naming one file, three through each door; the file answers once all wait on it.
     const doors: Door[] = ['rest', 'graphql', 'rest', 'graphql', 'rest', 'graphql'];
-    const accounts = [];
+    const accounts: { key: string; accountId: string }[] = [];
     for (const _ of doors) accounts.push(await h.account({ credits: 3 }));
     const parses = doors.map((door, i) => parse(door, ordinaryPage(mediaUrl), accounts[i]));
     for (let i = 0; (await counters())['reuse in_flight'] !== (before['reuse in_flight'] ?? 0) + 5; i++) {
