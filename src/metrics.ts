@@ -29,6 +29,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly mediaReads = new Counter({
+    name: 'mediagate_media_reads_total',
+    help: 'Media read during parses for size, length, codecs and sound, by reader (in_process, or ffprobe for what that cannot read) and outcome (read or failed)',
+    labelNames: ['reader', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly mediaReadReuses = new Counter({
+    name: 'mediagate_media_read_reuses_total',
+    help: 'Media reads answered by a read already made (cache) or being made (in_flight) for the same URL',
+    labelNames: ['how'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'mediagate_' });
   }

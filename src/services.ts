@@ -140,7 +140,7 @@ export function createServices(
     taskHistory: new TaskHistoryRepository(em),
     usage: new CreditUsageRepository(em),
     accountUsage: new AccountUsageRepository(em),
-    parse: new ParseService({ config, runner, client, log: failoverLog, breakers, providers: buildParseProviders(config, client) }),
+    parse: new ParseService({ config, runner, client, log: failoverLog, breakers, providers: buildParseProviders(config, client, metrics) }),
     transcription: new TranscriptionService({
       config,
       runner,

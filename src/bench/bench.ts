@@ -7,6 +7,7 @@ import { loadConfig } from '../config.js';
 import { findRunningEmbedded } from '../db/embedded.js';
 import { copyPipelineSchema, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
 import { combineLoads, runLoad, watchProcess, type LoadResult } from './load.js';
+import { makeOrdinaryMedia } from './bench-media.js';
 import { makeLongMedia, runLongMedia, type LongMediaRow } from './long-media.js';
 import { startOpenAiLikeServer } from './openai-like.server.js';
 import { forkServer, startGateway, type BenchProcess } from './processes.js';
@@ -58,7 +59,8 @@ if (args.help) {
   --only IDS          comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}
   --json FILE         where the results go (default bench-results.json)
   --profile           run the gateway and the reference under --cpu-prof and print where REST and GraphQL parse
-                      spread and the reference's spread spend their time; count the gateway's statements
+                      spread, REST on ordinary pages and the reference's spread spend their time; count the
+                      gateway's statements
   --node-flags FLAGS  extra Node flags for the gateway, space-separated (--node-flags="--trace-gc"); its
                       output is kept as bench-gateway.log
   --long-media        add one long transcription (BENCH_LONG_MEDIA_MINUTES, default 60; slow)
@@ -89,7 +91,8 @@ const processes: BenchProcess[] = [];
 let exitCode = 0;
 
 try {
-  const page = await forkServer('./page.server.js', { ...process.env, BENCH_LONG_MEDIA_FILE: longFile });
+  const mediaDir = scenarios.some((s) => s.ordinary) ? await makeOrdinaryMedia(work, process.env.FFMPEG_PATH ?? 'ffmpeg') : undefined;
+  const page = await forkServer('./page.server.js', { ...process.env, BENCH_LONG_MEDIA_FILE: longFile, BENCH_MEDIA_DIR: mediaDir });
   processes.push(page);
   const pepper = 'bench-pepper-0123456789abcdef0123456789';
   const gatewayEnv: NodeJS.ProcessEnv = {
@@ -146,8 +149,19 @@ try {
     const k = keys[s.contender === 'gateway' ? 'gateway' : 'reference'];
     return s.keys === 'hot' ? [k.hot] : s.keys === 'spread' ? k.spread : ['none'];
   };
+  // Ordinary pages are numbered over the whole run, so no page (nor its media) is ever asked for twice.
+  let ordinaryPages = 0;
   const runScenario = (s: Scenario, connections: number, secs: number) =>
-    runLoad({ url: servers[s.contender]!.url + s.path, body: s.body(pageUrl), keys: keysFor(s), connections, seconds: secs, isOk: s.isOk });
+    runLoad({
+      url: servers[s.contender]!.url + s.path,
+      body: s.body(pageUrl),
+      bodyFor: s.ordinary ? () => s.body(`${page.url}/ordinary/${ordinaryPages++}`) : undefined,
+      keys: keysFor(s),
+      connections,
+      seconds: secs,
+      isOk: s.isOk,
+      isComplete: s.isComplete,
+    });
 
   // JIT and pools warm before anything counts.
   for (const contender of ['proxy', 'reference', 'gateway'] as const) {
@@ -184,6 +198,7 @@ try {
         p99: r.p99,
         ok: r.ok,
         failed: r.responses - r.ok + r.errors,
+        ...(s.isComplete && { incomplete: r.incomplete }),
         statusCodes: r.statusCodes,
         rssMb: Math.max(...parts.map((p) => p.rssMb)),
         cpuMsPerAnswer: Math.round((parts.reduce((sum, p) => sum + p.cpuMs, 0) / Math.max(r.ok, 1)) * 100) / 100,
@@ -195,7 +210,8 @@ try {
       };
       rows.push(row);
       if (problems.length) exitCode = 1;
-      console.log(`  ${connections} conns, ${s.id}: ${row.reqPerSec} req/s, p99 ${row.p99} ms, ${row.ok} ok, ${row.failed} failed${problems.length ? `, LEDGER: ${problems.join('; ')}` : ''}`);
+      const lacking = row.incomplete ? `, ${row.incomplete} of them without the media's size or length` : '';
+      console.log(`  ${connections} conns, ${s.id}: ${row.reqPerSec} req/s, p99 ${row.p99} ms, ${row.ok} ok${lacking}, ${row.failed} failed${problems.length ? `, LEDGER: ${problems.join('; ')}` : ''}`);
     }
   }
 
@@ -257,10 +273,10 @@ try {
   const profiles: Record<string, unknown> = {};
   if (args.profile) {
     console.log('\n' + markdownTable(['gateway statements per answer (through the ORM’s pg)', 'per answer', 'statement'], rows.flatMap((r) => Object.entries(r.statements?.shapes ?? {}).map(([shape, n], i) => [i ? '' : `${r.label}, ${r.connections} conns: ${r.statements!.total}`, n, shape]))));
-    // The gateway's one profile is read twice: over its REST and over its GraphQL spread parse.
-    const reads = [['gateway', 'rest-spread', 'gateway'], ['gateway', 'graphql-spread', 'gateway'], ['reference', 'ref-spread', 'reference (b)']] as const;
+    // The gateway's one profile is read once per parse scenario that ran: REST and GraphQL spread, ordinary pages.
+    const reads = [['gateway', 'rest-spread', 'gateway'], ['gateway', 'graphql-spread', 'gateway'], ['gateway', 'rest-ordinary', 'gateway'], ['reference', 'ref-spread', 'reference (b)']] as const;
     for (const [contender, id, title] of reads) {
-      if (!servers[contender]) continue;
+      if (!servers[contender] || !windows.has(id)) continue;
       await servers[contender].stop(); // the profile is written as the process exits
       const profile = readProfile(join(profileDir, contender), windows.get(id) ?? null);
       if (!profile) {
@@ -270,7 +286,7 @@ try {
       const file = resolve(`bench-${contender}.cpuprofile`);
       copyFileSync(profile.file, file);
       profiles[contender === 'gateway' ? id : contender] = { ...profile, file };
-      printProfile(`${title} CPU profile, ${windows.has(id) ? `${id} at ${top} connections` : 'whole run'} (${file})`, profile);
+      printProfile(`${title} CPU profile, ${id} at ${top} connections (${file})`, profile);
     }
   }
 

@@ -10,6 +10,10 @@ export interface LoadSpec {
   seconds: number;
   /** Whether a response body is a successful answer (a GraphQL error comes with status 200). */
   isOk: (body: string) => boolean;
+  /** A body per request instead of `body` (each request naming a page of its own). */
+  bodyFor?: () => string;
+  /** Whether a successful answer holds all it should (e.g. what the media read found); those that do not are counted. */
+  isComplete?: (body: string) => boolean;
 }
 
 export interface LoadResult {
@@ -17,6 +21,8 @@ export interface LoadResult {
   responses: number;
   /** Successful answers, by `isOk`. */
   ok: number;
+  /** Successful answers that `isComplete` found lacking. */
+  incomplete: number;
   status2xx: number;
   non2xx: number;
   /** Connection errors and timeouts. */
@@ -46,6 +52,7 @@ interface ClientProgress {
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   let next = 0;
   let ok = 0;
+  let incomplete = 0;
   let draining = false;
   let lastAnswerAt = 0;
   const startedAt = performance.now();
@@ -59,13 +66,20 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         method: 'POST',
         headers,
         body: spec.body,
-        ...(spec.keys.length > 1 && {
-          setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...headers, authorization: `Bearer ${spec.keys[next++ % spec.keys.length]}` } }),
+        ...((spec.keys.length > 1 || spec.bodyFor) && {
+          setupRequest: (req: autocannon.Request) => ({
+            ...req,
+            headers: { ...headers, authorization: `Bearer ${spec.keys[next++ % spec.keys.length]}` },
+            ...(spec.bodyFor && { body: spec.bodyFor() }),
+          }),
         }),
       },
     ],
     verifyBody: (body) => {
-      if (spec.isOk(String(body))) ok++;
+      if (spec.isOk(String(body))) {
+        ok++;
+        if (spec.isComplete && !spec.isComplete(String(body))) incomplete++;
+      }
       return true;
     },
   };
@@ -85,7 +99,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const responses = result['2xx'] + result.non2xx;
   const elapsedSeconds = (Math.max(lastAnswerAt, startedAt + 1) - startedAt) / 1000;
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s?.count ?? 0]));
-  return summarize({ responses, ok, status2xx: result['2xx'], non2xx: result.non2xx, errors: result.errors, statusCodes, elapsedSeconds, latencies });
+  return summarize({ responses, ok, incomplete, status2xx: result['2xx'], non2xx: result.non2xx, errors: result.errors, statusCodes, elapsedSeconds, latencies });
 }
 
 /** Several runs of one scenario as one: their answers and their time added up, percentiles over every answer. */
@@ -96,6 +110,7 @@ export function combineLoads(runs: readonly LoadResult[]): LoadResult {
   return summarize({
     responses: add((r) => r.responses),
     ok: add((r) => r.ok),
+    incomplete: add((r) => r.incomplete),
     status2xx: add((r) => r.status2xx),
     non2xx: add((r) => r.non2xx),
     errors: add((r) => r.errors),
@@ -119,15 +134,16 @@ const CLOCK_TICKS = 100;
  * What a process spent over a stretch of time: its peak resident memory (the kernel's high-water
  * mark, reset at the start with clear_refs 5, or the highest of samples taken every 100 ms where the
  * reset is refused) and its CPU time (user + system), which unlike a profile's wall-clock samples
- * does not count the time other processes on the same cores took from it.
+ * does not count the time other processes on the same cores took from it. The CPU of its children
+ * that ended (ffprobe runs) counts as its own.
  */
 export function watchProcess(pid: number): { stop(): { rssMb: number; cpuMs: number } } {
   const status = () => readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status())?.[1] ?? 0);
-  // Fields 14 and 15 of stat, counted after the command name, which may hold spaces.
+  // Fields 14 to 17 of stat (its own and its ended children's), counted after the command name, which may hold spaces.
   const cpuTicks = () => {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    return Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
   };
   let reset = true;
   try {

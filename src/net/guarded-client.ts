@@ -126,7 +126,8 @@ export class GuardedHttpClient {
         }
         chunks.push(chunk);
       }
-      return { url: finalUrl, status: res.statusCode, headers, body: Buffer.concat(chunks) };
+      // One chunk (most small answers) is the body as it is: no copy.
+      return { url: finalUrl, status: res.statusCode, headers, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total) };
     });
   }
 

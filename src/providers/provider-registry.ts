@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config.js';
+import type { Metrics } from '../metrics.js';
 import { cutAudio } from '../media/ffmpeg.js';
 import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
@@ -15,7 +16,7 @@ import { OpenAiTranscriptionProvider } from './transcription/openai.adapter.js';
 import type { TranscriptionProvider } from './transcription/transcription.types.js';
 
 /** The configured parse providers, in failover order (PARSE_PROVIDERS). */
-export function buildParseProviders(config: Config, client: GuardedHttpClient): ParseProvider[] {
+export function buildParseProviders(config: Config, client: GuardedHttpClient, metrics?: Metrics): ParseProvider[] {
   return config.parseProviders.map((name) => {
     switch (name) {
       case 'builtin':
@@ -31,6 +32,8 @@ export function buildParseProviders(config: Config, client: GuardedHttpClient): 
             maxBytes: config.probe.maxBytes,
             timeoutMs: config.probe.timeoutMs,
             manifestMaxBytes: config.manifestMaxBytes,
+            onRead: (reader, outcome) => metrics?.mediaReads.inc({ reader, outcome }),
+            onReuse: (how) => metrics?.mediaReadReuses.inc({ how }),
           }),
         });
       case 'ytdlp':

@@ -15,7 +15,7 @@ export interface ManifestReading {
   /** Variants and renditions with their own URL, best described first. */
   formats: MediaFormat[];
   /** A media playlist's first segment (and its initialisation section), enough to probe its streams. */
-  firstSegment: { url: string; init: string | null } | null;
+  firstSegment: { url: string; init: string | null; durationSeconds: number | null } | null;
 }
 
 /** Thrown when the text is not the manifest it was served as. */
@@ -65,7 +65,7 @@ export function readHls(text: string, url: string): ManifestReading {
         durationSeconds: media.endlist && total > 0 ? Math.round(total * 1000) / 1000 : null,
       }),
       formats: [],
-      firstSegment: segmentUrl ? { url: segmentUrl, init: absolute(first.map?.uri, url) } : null,
+      firstSegment: segmentUrl ? { url: segmentUrl, init: absolute(first.map?.uri, url), durationSeconds: first.duration > 0 ? first.duration : null } : null,
     };
   }
   const master = playlist as HLS.types.MasterPlaylist;

@@ -32,6 +32,38 @@ describe('the bench load', () => {
       server.close();
     }
   });
+  it('sends a body of its own with each request when asked, and counts the successes that lack what they should hold', async () => {
+    const seen: string[] = [];
+    const server = createServer(async (req, res) => {
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      seen.push(body);
+      const n = Number(JSON.parse(body).n);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'SUCCEEDED', complete: n % 3 !== 0 }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      let n = 0;
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/parse`;
+      const result = await runLoad({
+        url,
+        body: '{}',
+        bodyFor: () => JSON.stringify({ n: n++ }),
+        keys: ['a'],
+        connections: 4,
+        seconds: 0.5,
+        isOk: (b) => b.includes('SUCCEEDED'),
+        isComplete: (b) => JSON.parse(b).complete === true,
+      });
+      expect(result.ok).toBe(seen.length);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(result.incomplete).toBe(seen.filter((b) => Number(JSON.parse(b).n) % 3 === 0).length);
+      expect(result.incomplete).toBeGreaterThan(0);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });
 
 describe('the ledger check', () => {
@@ -109,7 +141,7 @@ describe('the targets table', () => {
     ledger: 'PASS',
     ledgerProblems: [],
   });
-  const rows = [row('ref-hot', 500, 90, 120), row('ref-spread', 600, 80, 120), row('rest-hot', 900, 40, 240), row('rest-spread', 1000, 60, 260), row('graphql-spread', 840, 50, 230)];
+  const rows = [row('ref-hot', 500, 90, 120), row('ref-spread', 600, 80, 120), row('rest-hot', 900, 40, 240), row('rest-spread', 1000, 60, 260), row('graphql-spread', 840, 50, 230), row('rest-ordinary', 400, 90, 230)];
 
   it('reads each target off the highest connection count and judges it', () => {
     expect(targets(rows).map((t) => [t.value, t.met])).toEqual([
@@ -119,7 +151,14 @@ describe('the targets table', () => {
       [60, true],
       [260, false],
       [0.9, true],
+      [0.4, true],
     ]);
+  });
+
+  it('judges ordinary pages against stated pages, and shows nothing when they were not measured', () => {
+    const ordinary = (list: Row[]) => targets(list).find((t) => t.name.includes('ordinary pages'))!;
+    expect(ordinary([...rows.slice(0, -1), row('rest-ordinary', 200, 90, 230)])).toMatchObject({ value: 0.2, met: false });
+    expect(ordinary(rows.slice(0, -1))).toMatchObject({ value: null, met: null });
   });
 
   it('shows the memory of a gateway that holds the embedded database, without judging it against the gateway’s target', () => {

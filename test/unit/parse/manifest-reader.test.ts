@@ -84,7 +84,7 @@ seg2.m4s
     const reading = readHls(text, base);
     expect(reading.formats).toEqual([]);
     expect(reading.manifest).toMatchObject({ url: base, durationSeconds: 6.5, hasAudio: null });
-    expect(reading.firstSegment).toEqual({ url: 'https://cdn.example/v/seg1.m4s', init: 'https://cdn.example/v/init.mp4' });
+    expect(reading.firstSegment).toEqual({ url: 'https://cdn.example/v/seg1.m4s', init: 'https://cdn.example/v/init.mp4', durationSeconds: 4 });
   });
 
   it('refuses what is not a playlist, and a master without a playable variant', () => {
