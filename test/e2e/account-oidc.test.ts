@@ -132,7 +132,7 @@ describe('the account area in a real browser (OpenID Connect with PKCE)', () => 
     await page.getByRole('heading', { name: 'Sign in to your mediagate account' }).waitFor();
     expect((await fetch(`${h.url}/account/api/session`, { headers: { cookie: `__Host-mg_session=${session.value}` } })).status).toBe(204);
     const me = await fetch(`${h.url}/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: `__Host-mg_session=${session.value}` } });
-    expect((await me.json()).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(((await me.json()) as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe('UNAUTHENTICATED');
     await page.close();
   });
 });

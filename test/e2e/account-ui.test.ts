@@ -229,7 +229,7 @@ describe('the account area in a real browser (login link)', () => {
     const replay = await fetch(`${h.url}/account/api/session`, { headers: { cookie: `__Host-mg_session=${before.value}` } });
     expect(replay.status).toBe(204);
     const replayMe = await fetch(`${h.url}/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: `__Host-mg_session=${before.value}` } });
-    expect((await replayMe.json()).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(((await replayMe.json()) as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe('UNAUTHENTICATED');
     expect((await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [accountId]))[0].n).toBe(0);
   });
 
