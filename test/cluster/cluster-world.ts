@@ -155,12 +155,14 @@ export class Cluster {
 
   static async start(options: ClusterOptions = {}): Promise<Cluster> {
     const site = await startFakeSite();
-    site.page('/ok', `<html><head><meta property="og:video" content="https://cdn.example/ok.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
+    // A page that declares all a parse needs (no probe of the media).
+    const page =
+      `<html><head><meta property="og:video" content="${site.origin}/clip.mp4"><meta property="og:video:type" content="video/mp4">` +
+      `<meta property="og:video:width" content="160"><meta property="og:video:height" content="120"><meta property="video:duration" content="2"></head></html>`;
+    site.page('/ok', page);
     site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
-    // A page answered after 400 ms: requests in flight when a gateway dies.
-    site.route('/slow', (_req, res) => {
-      setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><meta property="og:video" content="https://cdn.example/slow.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`), 400);
-    });
+    // The same page after 400 ms: requests in flight when a gateway dies.
+    site.route('/slow', (_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(page), 400));
     site.file('/m20.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
     site.file('/m70.mp3', makeMedia({ seconds: 70 }), 'audio/mpeg');
     let cluster: Cluster | null = null;
@@ -179,7 +181,8 @@ export class Cluster {
       TRANSCRIBE_PROVIDERS: 'openai',
       OPENAI_BASE_URL: openai.baseUrl,
       PARSE_TIMEOUT_SECONDS: String(TIMING.parseTimeoutSeconds),
-      TRANSCRIBE_TIMEOUT_SECONDS: String(TIMING.transcribeTimeoutSeconds),
+      // Generous: two cores transcode every transcription of the mixed load (ffmpeg) while the test runs.
+      TRANSCRIBE_TIMEOUT_SECONDS: '90',
       SWEEP_INTERVAL_SECONDS: String(TIMING.sweepIntervalSeconds),
       RATE_LIMIT_PER_MINUTE: '1000000',
       RATE_LIMIT_IP_PER_MINUTE: '1000000',
