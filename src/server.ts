@@ -35,7 +35,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // Queued transcriptions: durable in PostgreSQL, worked by every serving instance.
   const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
   await queue.start();
-  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot);
+  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot, db.read);
   await startWorkers(services, queue);
   const app = await buildApp({ services, orm: db.orm });
   const sweep = () =>
@@ -71,7 +71,7 @@ export async function startWorker(config: Config, log: Logger = createLogger(con
   await db.notifications.start(log);
   const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
   await queue.start();
-  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot);
+  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot, db.read);
   await startWorkers(services, queue);
   log.info({ concurrency: config.workerConcurrency }, 'mediagate worker is waiting for queued transcriptions');
   return { services, db, stop: () => shutdown({ config, log, queue, services, db }) };

@@ -33,6 +33,8 @@ export interface Database {
   notifications: Notifications;
   /** The ledger's and key lookups' own pool of prepared statements (absent: createServices opens one beside the ORM). */
   hot?: HotPool;
+  /** DATABASE_READ_URL's ORM, for analysts' reads (absent: they read the primary). */
+  read?: MikroORM;
   close(): Promise<void>;
 }
 
@@ -65,15 +67,19 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
   const hot = new HotPool(clientUrl, { size: isEmbedded ? 1 : (config.databasePoolSize ?? DEFAULT_HOT_POOL_SIZE) });
   // An embedded database served by another process keeps its notifications there.
   const notifications = notificationsOf(embedded ? { embedded } : isEmbedded ? null : { clientUrl });
+  // Connects on first use: a replica that is down fails only the reads sent to it.
+  const read = config.databaseReadUrl && !isEmbedded ? await initOrm(config.databaseReadUrl, 10) : undefined;
   return {
     orm,
     clientUrl,
     embedded: isEmbedded,
     notifications,
     hot,
+    read,
     async close() {
       await notifications.close();
       await hot.end();
+      await read?.close(true);
       await orm.close(true);
       await embedded?.stop();
     },
