@@ -39,6 +39,8 @@ const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** PostgreSQL connection string; unset: embedded PGlite in MEDIAGATE_DATA_DIR. */
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  /** A read replica of DATABASE_URL for analysts' reads (credit history, usage, the CSV export, account lists); unset: the primary. */
+  DATABASE_READ_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
   MEDIAGATE_DATA_DIR: z.string().min(1).default('./.mediagate'),
   /** Connections of the ledger's and key lookups' own pool on PostgreSQL (default 10); the embedded database uses 1. */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).optional(),
@@ -179,6 +181,7 @@ export const SECRET_VARIABLES: readonly Variable[] = [
  * mistake is reported once, beside every other problem, instead of after the others are fixed.
  */
 const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; broken: (e: Env) => boolean }[] = [
+  { reads: ['DATABASE_READ_URL', 'DATABASE_URL'], field: 'DATABASE_READ_URL', message: 'requires DATABASE_URL (the embedded database has no replica)', broken: (e) => !!e.DATABASE_READ_URL && !e.DATABASE_URL },
   { reads: ['NODE_ENV', 'API_KEY_PEPPER'], field: 'API_KEY_PEPPER', message: 'required when NODE_ENV=production', broken: (e) => e.NODE_ENV === 'production' && !e.API_KEY_PEPPER },
   { reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'], field: 'OIDC_AUDIENCE', message: 'required when OIDC_ISSUER is set (set both, or neither)', broken: (e) => !!e.OIDC_ISSUER && !e.OIDC_AUDIENCE },
   { reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'], field: 'OIDC_ISSUER', message: 'required when OIDC_AUDIENCE is set (set both, or neither)', broken: (e) => !e.OIDC_ISSUER && !!e.OIDC_AUDIENCE },
@@ -194,6 +197,8 @@ export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(env
 export type Config = Readonly<{
   env: 'development' | 'production' | 'test';
   databaseUrl: string | null;
+  /** Where analysts' reads go (null: the primary). */
+  databaseReadUrl: string | null;
   dataDir: string;
   /** The hot path's pool (null: DEFAULT_HOT_POOL_SIZE on PostgreSQL, 1 embedded). */
   databasePoolSize: number | null;
@@ -336,6 +341,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const config: Config = {
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL ?? null,
+    databaseReadUrl: e.DATABASE_READ_URL ?? null,
     dataDir,
     databasePoolSize: e.DATABASE_POOL_SIZE ?? null,
     ledgerBatchWindowMs: e.LEDGER_BATCH_WINDOW_MS,

@@ -29,13 +29,13 @@ const INTERRUPT_MS = 2000;
 /** Opens the database, migrates, starts HTTP and the sweeper. What `mediagate serve` runs. */
 export async function startServer(config: Config, log: Logger = createLogger(config)): Promise<RunningServer> {
   const db = await openDatabase(config, { announce: true });
-  const applied = await migrate(db.orm);
+  const applied = await migrate(db.orm, { lock: !db.embedded });
   if (applied.length) log.info({ migrations: applied }, 'database migrated');
   await db.notifications.start(log);
   // Queued transcriptions: durable in PostgreSQL, worked by every serving instance.
   const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
   await queue.start();
-  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot);
+  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot, db.read);
   await startWorkers(services, queue);
   const app = await buildApp({ services, orm: db.orm });
   const sweep = () =>
@@ -67,11 +67,11 @@ export async function startServer(config: Config, log: Logger = createLogger(con
 /** Opens the database, migrates and works queued transcriptions and webhook deliveries. What `mediagate worker` runs. */
 export async function startWorker(config: Config, log: Logger = createLogger(config)): Promise<RunningWorker> {
   const db = await openDatabase(config);
-  await migrate(db.orm);
+  await migrate(db.orm, { lock: !db.embedded });
   await db.notifications.start(log);
   const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
   await queue.start();
-  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot);
+  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot, db.read);
   await startWorkers(services, queue);
   log.info({ concurrency: config.workerConcurrency }, 'mediagate worker is waiting for queued transcriptions');
   return { services, db, stop: () => shutdown({ config, log, queue, services, db }) };

@@ -70,6 +70,7 @@ export async function startWorkers(services: Services, queue: JobQueue): Promise
 /**
  * `notifications`: the database's (Database.notifications); without them, as in one-off commands, watchers re-read every few seconds.
  * `hot`: the database's pool for the ledger and key lookups (Database.hot); without it, one as large as the ORM's is opened here and closed with the services.
+ * `read`: the replica's ORM (Database.read) for credit history, usage, the CSV export and account lists; without it they read `orm`.
  */
 export function createServices(
   config: Config,
@@ -78,15 +79,18 @@ export function createServices(
   queue?: JobQueue,
   notifications: Notifications = notificationsOf(null),
   hot?: HotPool,
+  read?: MikroORM,
 ): Services {
   // A fresh EntityManager for every unit of work: no identity map is shared between requests.
   const em = () => orm.em.fork();
+  // Analysts' reads: nothing that spends, nor reads its own writes, goes there.
+  const readEm = read ? () => read.em.fork() : em;
   const ownHot = hot ? null : new HotPool(orm.config.get('clientUrl')!, { size: orm.config.get('pool')?.max ?? 1, log });
   const hotPool = hot ?? ownHot!;
   const ledger = new LedgerService(hotPool, { batchWindowMs: config.ledgerBatchWindowMs });
   const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
   const metrics = new Metrics();
-  const accounts = new AccountService(em, ledger);
+  const accounts = new AccountService(em, ledger, readEm);
   const apiKeys = new ApiKeyService(em, config.apiKeyPepper, hotPool, new ApiKeyCache(config.apiKeyCacheMs, notifications));
   // A hold refused for a revoked key means this instance's cache missed the news.
   ledger.onKeyRevoked = (apiKeyId) => apiKeys.forgetKey(apiKeyId);
@@ -136,10 +140,10 @@ export function createServices(
     jobControl: new JobService(jobs, runner, ledger),
     jobUpdates: new JobUpdates(jobs, notifications),
     notifications,
-    history: new CreditHistoryRepository(em),
-    taskHistory: new TaskHistoryRepository(em),
-    usage: new CreditUsageRepository(em),
-    accountUsage: new AccountUsageRepository(em),
+    history: new CreditHistoryRepository(readEm),
+    taskHistory: new TaskHistoryRepository(readEm),
+    usage: new CreditUsageRepository(readEm),
+    accountUsage: new AccountUsageRepository(readEm),
     parse: new ParseService({ config, runner, client, log: failoverLog, breakers, providers: buildParseProviders(config, client, metrics) }),
     transcription: new TranscriptionService({
       config,

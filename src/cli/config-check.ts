@@ -125,6 +125,7 @@ async function runChecks(config: Config): Promise<Check[]> {
   ];
   if (config.parseProviders.includes('ytdlp')) pending.push(engine('yt-dlp', config.ytdlpPath, ['--version']));
   if (config.transcribeProviders.includes('local')) pending.push(engine('pocketsphinx', config.pocketsphinxPath, null));
+  if (config.databaseReadUrl) pending.push(query(config.databaseReadUrl, 'PostgreSQL (analysts\' reads)', 'database replica'));
   if (config.redisUrl) pending.push(redis(config.redisUrl));
   if (config.parseProviders.includes('cobalt') && config.cobalt.apiUrl) pending.push(reachable('cobalt', config.cobalt.apiUrl));
   const bases: Record<string, string> = { openai: config.openai.baseUrl, deepgram: config.deepgram.baseUrl, assemblyai: config.assemblyai.baseUrl };
@@ -186,15 +187,16 @@ async function database(config: Config): Promise<Check> {
   }
 }
 
-async function query(connectionString: string, label: string): Promise<Check> {
+async function query(connectionString: string, label: string, name = 'database'): Promise<Check> {
   const client = new pg.Client({ connectionString, connectionTimeoutMillis: TIMEOUT_MS, query_timeout: TIMEOUT_MS });
   client.on('error', () => {});
   try {
     await client.connect();
-    const { rows } = await client.query<{ version: string }>(`select 1, current_setting('server_version') as version`);
-    return ok('database', `${label} ${rows[0].version} at ${maskUrl(connectionString)} answered select 1`);
+    const { rows } = await client.query<{ version: string; replica: boolean }>(`select 1, current_setting('server_version') as version, pg_is_in_recovery() as replica`);
+    const role = name === 'database' ? '' : rows[0].replica ? ' (a replica, in recovery)' : ' (not in recovery: a primary)';
+    return ok(name, `${label} ${rows[0].version} at ${maskUrl(connectionString)} answered select 1${role}`);
   } catch (err) {
-    return problem('database', `${label} at ${maskUrl(connectionString)}: ${reason(err)}`);
+    return problem(name, `${label} at ${maskUrl(connectionString)}: ${reason(err)}`);
   } finally {
     await client.end().catch(() => {});
   }

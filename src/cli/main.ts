@@ -39,7 +39,7 @@ async function withServices<T>(fn: (s: Services, config: Config) => Promise<T>):
   const { openDatabase, migrate, createServices } = await serverSide();
   const db = await openDatabase(config);
   try {
-    await migrate(db.orm);
+    await migrate(db.orm, { lock: !db.embedded });
     const services = createServices(config, db.orm, log, undefined, undefined, db.hot);
     const out = await fn(services, config);
     print(out);
@@ -111,7 +111,7 @@ program
     const { openDatabase, migrate } = await serverSide();
     const db = await openDatabase(config);
     try {
-      print({ applied: await migrate(db.orm) });
+      print({ applied: await migrate(db.orm, { lock: !db.embedded }) });
     } finally {
       await db.close();
     }

@@ -1,6 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import { Migrator } from '@mikro-orm/migrations';
+import pg from 'pg';
 import type { Config } from '../config.js';
 import { startEmbedded, findRunningEmbedded, type EmbeddedDatabase } from './embedded.js';
 import { ENTITIES } from './entities.js';
@@ -34,6 +35,8 @@ export interface Database {
   notifications: Notifications;
   /** The ledger's and key lookups' own pool of prepared statements (absent: createServices opens one beside the ORM). */
   hot?: HotPool;
+  /** DATABASE_READ_URL's ORM, for analysts' reads (absent: they read the primary). */
+  read?: MikroORM;
   close(): Promise<void>;
 }
 
@@ -66,15 +69,19 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
   const hot = new HotPool(clientUrl, { size: isEmbedded ? 1 : (config.databasePoolSize ?? DEFAULT_HOT_POOL_SIZE) });
   // An embedded database served by another process keeps its notifications there.
   const notifications = notificationsOf(embedded ? { embedded } : isEmbedded ? null : { clientUrl });
+  // Connects on first use: a replica that is down fails only the reads sent to it.
+  const read = config.databaseReadUrl && !isEmbedded ? await initOrm(config.databaseReadUrl, 10) : undefined;
   return {
     orm,
     clientUrl,
     embedded: isEmbedded,
     notifications,
     hot,
+    read,
     async close() {
       await notifications.close();
       await hot.end();
+      await read?.close(true);
       await orm.close(true);
       await embedded?.stop();
     },
@@ -95,8 +102,23 @@ export async function initOrm(clientUrl: string, poolSize: number): Promise<Mikr
   });
 }
 
-/** Applies pending migrations; returns the names applied. */
-export async function migrate(orm: MikroORM): Promise<string[]> {
-  const applied = await orm.migrator.up();
-  return applied.map((m) => m.name);
+/** The advisory lock's key that serialises migrations between processes ("mgmigrat" in ASCII). */
+export const MIGRATION_LOCK_KEY = '7883389972209885556';
+
+/**
+ * Applies pending migrations; returns the names applied. `lock` (PostgreSQL): holds a session
+ * advisory lock on its own connection meanwhile, so that gateways and workers started at the same
+ * moment migrate once, one after the other (the later ones find nothing left to do).
+ */
+export async function migrate(orm: MikroORM, options: { lock?: boolean } = {}): Promise<string[]> {
+  if (!options.lock) return (await orm.migrator.up()).map((m) => m.name);
+  const client = new pg.Client({ connectionString: orm.config.get('clientUrl') });
+  await client.connect();
+  try {
+    // Released with the connection if this process dies while it holds the lock.
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    return (await orm.migrator.up()).map((m) => m.name);
+  } finally {
+    await client.end();
+  }
 }

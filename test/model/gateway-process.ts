@@ -46,9 +46,13 @@ export class GatewayProcess {
     });
   }
 
-  /** Starts a gateway on the given environment and resolves once it listens (HOST/PORT are chosen here). */
-  static async start(env: Record<string, string>, timeoutMs = 60_000): Promise<GatewayProcess> {
-    const child = spawn(NODE, [CLI, 'serve'], {
+  /**
+   * Starts a gateway on the given environment and resolves once it listens (HOST/PORT are chosen
+   * here); with `worker`, a `mediagate worker` that resolves once it waits for jobs (url stays '').
+   */
+  static async start(env: Record<string, string>, timeoutMs = 60_000, command: 'serve' | 'worker' = 'serve'): Promise<GatewayProcess> {
+    const ready = command === 'serve' ? 'mediagate is listening' : 'mediagate worker is waiting';
+    const child = spawn(NODE, [CLI, command], {
       env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', MEDIAGATE_FAILPOINTS: env.MEDIAGATE_FAILPOINTS ?? '' },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
@@ -56,16 +60,16 @@ export class GatewayProcess {
     gateway.url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        reject(new Error(`the gateway did not start in ${timeoutMs} ms:\n${gateway.lastLines()}`));
+        reject(new Error(`the ${command} process did not start in ${timeoutMs} ms:\n${gateway.lastLines()}`));
       }, timeoutMs);
       createInterface({ input: child.stdout! }).on('line', (line) => {
-        if (!line.includes('mediagate is listening')) return;
+        if (!line.includes(ready)) return;
         clearTimeout(timer);
-        resolve((JSON.parse(line) as { url: string }).url);
+        resolve((JSON.parse(line) as { url?: string }).url ?? '');
       });
       void gateway.exited.then((e) => {
         clearTimeout(timer);
-        reject(new Error(`the gateway exited (${e.code ?? e.signal}) before listening:\n${gateway.lastLines()}`));
+        reject(new Error(`the ${command} process exited (${e.code ?? e.signal}) before listening:\n${gateway.lastLines()}`));
       });
     });
     return gateway;
@@ -101,6 +105,12 @@ export class GatewayProcess {
     // A send to a process that is dying fails; `exited` gives the answer then.
     this.child.send({ failpoints: spec }, () => undefined);
     return applied;
+  }
+
+  /** Kills the process at once (SIGKILL), as a crash or an OOM killer would; resolves once it is gone. */
+  async kill(): Promise<Exit> {
+    if (this.alive) this.child.kill('SIGKILL');
+    return this.exited;
   }
 
   /** Waits for the process to end, up to `ms`; null if it still runs. */

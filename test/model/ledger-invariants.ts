@@ -68,6 +68,16 @@ const INVARIANTS: { name: string; sql: string; params?: () => unknown[] }[] = [
   },
 ];
 
+/** Runs every invariant in the caller's transaction; returns the broken ones, with their rows. */
+export async function invariantProblems(client: pg.ClientBase): Promise<string[]> {
+  const problems: string[] = [];
+  for (const inv of INVARIANTS) {
+    const { rows } = await client.query(inv.sql, inv.params?.() ?? []);
+    if (rows.length) problems.push(`${inv.name}: ${JSON.stringify(rows.slice(0, 5))}`);
+  }
+  return problems;
+}
+
 /**
  * Runs every invariant, then settles the model's open jobs and compares its balances, all in one
  * REPEATABLE READ snapshot (the gateway keeps working in the background). Returns the problems.
@@ -77,11 +87,8 @@ export async function checkInvariants(w: World, m: LedgerModel): Promise<string[
   const client: pg.PoolClient = await w.sql.connect();
   try {
     await client.query('begin isolation level repeatable read read only');
-    for (const inv of INVARIANTS) {
-      const { rows } = await client.query(inv.sql, inv.params?.() ?? []);
-      if (rows.length) problems.push(`${inv.name}: ${JSON.stringify(rows.slice(0, 5))}`);
-      w.stats.invariantAssertions += 1;
-    }
+    problems.push(...(await invariantProblems(client)));
+    w.stats.invariantAssertions += INVARIANTS.length;
     const ids = m.accounts.map((a) => a.id);
     const balances = (await client.query<{ account_id: string; available: number; held: number }>(
       `select account_id, available::int, held::int from credit_balance where account_id = any($1)`,

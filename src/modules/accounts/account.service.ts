@@ -65,6 +65,8 @@ export class AccountService {
   constructor(
     private readonly em: () => EntityManager,
     private readonly ledger: LedgerService,
+    /** Where account lists are read (a replica, DATABASE_READ_URL); balances always come from the primary. */
+    private readonly readEm: () => EntityManager = em,
   ) {}
 
   async create(input: CreateAccountInput): Promise<AccountView> {
@@ -119,12 +121,20 @@ export class AccountService {
     const size = pageSize(first);
     const cursor = after ? decodeCursor(after) : null;
     if (cursor && !isUuid(cursor.id)) throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
-    const rows = await this.em()
+    const rows = await this.readEm()
       .getConnection()
       .execute<ViewRow[]>(
         `${VIEW_SELECT} ${cursor ? 'where (a.created_at, a.id) < (?::timestamptz, ?::uuid)' : ''} order by a.created_at desc, a.id desc limit ?`,
         [...(cursor ? [cursor.createdAt.toISOString(), cursor.id] : []), size + 1],
       );
+    if (this.readEm !== this.em && rows.length) {
+      // A lagging replica shows fewer accounts, never an old balance: balances are re-read on the primary.
+      const live = await this.em()
+        .getConnection()
+        .execute<{ account_id: string; available: string; held: string }[]>(`select account_id, available, held from credit_balance where account_id in (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id));
+      const byId = new Map(live.map((b) => [b.account_id, b]));
+      for (const r of rows) Object.assign(r, { available: byId.get(r.id)?.available ?? 0, held: byId.get(r.id)?.held ?? 0 });
+    }
     return toPage(rows.map(toView), size, (a) => a);
   }
 
