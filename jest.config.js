@@ -1,5 +1,5 @@
 /** Jest runs the TypeScript sources through SWC as native ES modules (see ARCHITECTURE.md). */
-export default {
+export const base = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
@@ -16,7 +16,21 @@ export default {
       },
     ],
   },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
   setupFiles: ['<rootDir>/test/setup-env.ts'],
   testTimeout: 30000,
+};
+
+/**
+ * `npm test`: every test file but the long ones (`*.long.test.ts`, jest.long.config.js), each with a
+ * database of its own, on two workers (two cores; PGlite and ffmpeg keep each one busy), slowest
+ * first. A worker that grows past the memory limit is replaced: one process running every file
+ * grows past 10 GB, and its collections slow everything down.
+ */
+export default {
+  ...base,
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '\\.long\\.test\\.ts$'],
+  testSequencer: '<rootDir>/test/support/slowest-first.sequencer.js',
+  maxWorkers: 2,
+  workerIdleMemoryLimit: '1GB',
 };

@@ -3,24 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import SrtParser from 'srt-parser-2';
-import webvtt from 'webvtt-parser';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
-
-/** Sound for 8 s, then 1.3 s of silence, again and again: speech with pauses between sentences. */
-function speechLike(seconds: number): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'mediagate-long-'));
-  try {
-    const out = join(dir, 'speech.mp3');
-    const tone = `aevalsrc='0.4*sin(2*PI*220*t)*sin(2*PI*3*t)*lt(mod(t\\,9.3)\\,8)':s=22050:d=${seconds}`;
-    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', tone, '-ac', '1', '-b:a', '64k', out]);
-    return readFileSync(out);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { describeRecordingSubtitles, speechLike } from '../support/recording-subtitles.js';
 
 describe('long media through an OpenAI-compatible server', () => {
   let h: Harness;
@@ -97,66 +83,29 @@ describe('long media through an OpenAI-compatible server', () => {
   });
 });
 
-describe('a 30-minute recording’s subtitles, and silence', () => {
-  let h: Harness;
+// Half an hour in pieces of ten minutes is in long-media.long.test.ts (`npm run test:long`).
+describeRecordingSubtitles(180, 60);
+
+describe('silence', () => {
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let quiet: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let hQuiet: Harness;
   beforeAll(async () => {
     site = await startFakeSite();
-    site.file('/half-hour.mp3', speechLike(1800), 'audio/mpeg');
     const dir = mkdtempSync(join(tmpdir(), 'mediagate-silence-'));
     const silent = join(dir, 'silence.mp3');
     execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=22050:cl=mono', '-t', '20', silent]);
     site.file('/silence.mp3', readFileSync(silent), 'audio/mpeg');
     rmSync(dir, { recursive: true, force: true });
-    openai = await startFakeOpenAi();
     // What Whisper answers for a recording with nothing said in it.
     quiet = await startFakeOpenAi({ respond: () => ({ status: 200, body: { task: 'transcribe', language: 'english', duration: 20, text: '', segments: [] } }) });
-    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl });
     hQuiet = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: quiet.baseUrl });
   }, 60_000);
   afterAll(async () => {
-    await h.close();
-    await hQuiet.close();
-    await site.close();
-    await openai.close();
-    await quiet.close();
+    await hQuiet?.close();
+    await site?.close();
+    await quiet?.close();
   });
-
-  it('keeps every SRT and WebVTT cue readable, cue by cue', async () => {
-    const { key } = await h.account({ credits: 80 });
-    const res = await h.rest('/api/transcribe?format=srt', { mediaUrl: `${site.origin}/half-hour.mp3` }, key);
-    expect(res.statusCode).toBe(200);
-    // Pieces of at most about ten minutes, shorter toward the end while the audio was still being written.
-    expect(openai.requests.length).toBeGreaterThanOrEqual(3);
-    for (const r of openai.requests) expect(r.fileBytes / 4000).toBeLessThanOrEqual(661);
-    const cues = new SrtParser().fromSrt(res.body);
-    expect(cues.length).toBeGreaterThan(300);
-    let fast = 0;
-    cues.forEach((c, i) => {
-      const lines = c.text.split('\n');
-      expect(lines.length).toBeLessThanOrEqual(2);
-      for (const line of lines) expect(line.length).toBeLessThanOrEqual(42);
-      const duration = c.endSeconds - c.startSeconds;
-      expect(duration).toBeLessThanOrEqual(7.0005);
-      const next = cues[i + 1];
-      if (next) {
-        expect(next.startSeconds).toBeGreaterThanOrEqual(c.endSeconds);
-        // Shorter than 0.833 s only where the next cue leaves no room.
-        if (duration < 0.8325) expect(c.endSeconds).toBeCloseTo(next.startSeconds, 3);
-      }
-      if (c.text.replace(/\n/g, ' ').length / duration > 20.0001) fast++;
-    });
-    expect(fast / cues.length).toBeLessThan(0.05);
-    expect(cues.at(-1)!.endSeconds).toBeGreaterThan(1790);
-    const vtt = await h.rest('/api/transcribe?format=vtt', { mediaUrl: `${site.origin}/half-hour.mp3` }, key);
-    expect(vtt.statusCode).toBe(200);
-    const parsed = new webvtt.WebVTTParser().parse(vtt.body);
-    expect(parsed.errors).toEqual([]);
-    expect(parsed.cues.map((c) => [c.startTime, c.endTime])).toEqual(cues.map((c) => [c.startSeconds, c.endSeconds]));
-  }, 60_000);
 
   it('transcribes silence as an empty transcript, charged per the contract, through both doors', async () => {
     const { key, accountId } = await hQuiet.account({ credits: 5 });

@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { extname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { FakeSite } from '../fakes/site.fake.js';
+import { cachedPath } from './fixture-cache.js';
 
 const run = promisify(execFile);
 
@@ -49,8 +51,8 @@ const PARALLEL = 2;
 let building: Promise<MediaLibrary> | undefined;
 
 /**
- * Builds every fixture once per module instance (jest gives each test file its own registry, so
- * once per test file there) under one temp dir with ffmpeg, and returns where each one lives.
+ * Every fixture, made with ffmpeg once per machine (see libraryDir), and where each one lives;
+ * read once per module instance (jest gives each test file its own registry).
  */
 export function mediaLibrary(): Promise<MediaLibrary> {
   if (!building) {
@@ -112,32 +114,19 @@ const audioIn = (freq = 440) => ['-f', 'lavfi', '-i', `sine=frequency=${freq}:sa
 const H264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '40', '-pix_fmt', 'yuv420p', '-g', `${FPS}`, '-keyint_min', `${FPS}`, '-sc_threshold', '0'];
 const AAC = ['-c:a', 'aac', '-b:a', '64k', '-ac', '2'];
 
-const PREFIX = 'mediagate-lib-';
-
-/** Removes libraries left in the temp dir by processes that have ended (the pid is in the name). */
-async function sweepStaleLibraries(): Promise<void> {
-  for (const name of await readdir(tmpdir())) {
-    const pid = Number(name.startsWith(PREFIX) ? name.slice(PREFIX.length).split('-')[0] : NaN);
-    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue;
-    await rm(join(tmpdir(), name), { recursive: true, force: true });
-  }
+/**
+ * The library is made once per machine for this file's recipe and this ffmpeg, and kept in the
+ * temporary directory: parallel workers and later runs share it.
+ */
+async function libraryDir(): Promise<string> {
+  const recipe = await readFile(fileURLToPath(import.meta.url));
+  const { stdout: version } = await run(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-version']);
+  const key = createHash('sha256').update(recipe).update(version.split('\n')[0]).digest('hex').slice(0, 16);
+  return cachedPath(join(tmpdir(), `mediagate-lib-${key}`), encode);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function build(): Promise<MediaLibrary> {
-  await sweepStaleLibraries();
-  const dir = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`));
-  // Outside jest this removes the dir; jest hands each test file its own `process` copy whose
-  // 'exit' never fires, and there the next run's sweep removes it.
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+/** Encodes every fixture with ffmpeg into `dir`. */
+async function encode(dir: string): Promise<void> {
   const at = (urlPath: string) => join(dir, ...urlPath.split('/').filter(Boolean));
   for (const sub of ['/media', '/hls/split', '/hls/muxed', '/hls/single', '/dash/single', '/dash/segmented']) {
     await mkdir(at(sub), { recursive: true });
@@ -213,7 +202,10 @@ async function build(): Promise<MediaLibrary> {
     }),
   ];
   await Promise.all([...ladderDeps, avWebm, ...others, muxed, ...remuxes]);
+}
 
+async function build(): Promise<MediaLibrary> {
+  const dir = await libraryDir();
   const files: Record<string, LibraryFile> = {};
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;

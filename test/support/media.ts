@@ -1,21 +1,34 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Makes a real media file with ffmpeg (a tone, optionally with a test picture) and returns its bytes. */
+let ffmpegVersion: string | undefined;
+
+/**
+ * Makes a real media file with ffmpeg (a tone, optionally with a test picture) and returns its bytes.
+ * Each distinct file is made once per machine and ffmpeg, and kept in the temporary directory.
+ */
 export function makeMedia(opts: { seconds: number; video?: boolean; audio?: boolean; ext?: string }): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'mediagate-media-'));
-  const out = join(dir, `media.${opts.ext ?? (opts.video ? 'mp4' : 'mp3')}`);
+  const bin = process.env.FFMPEG_PATH ?? 'ffmpeg';
+  const ext = opts.ext ?? (opts.video ? 'mp4' : 'mp3');
   const args = ['-hide_banner', '-loglevel', 'error', '-y'];
   if (opts.audio !== false) args.push('-f', 'lavfi', '-i', `sine=frequency=440:duration=${opts.seconds}`);
   if (opts.video) args.push('-f', 'lavfi', '-i', `testsrc=size=160x120:rate=5:duration=${opts.seconds}`);
   if (opts.video) args.push('-pix_fmt', 'yuv420p');
-  args.push('-ac', '1', out);
-  if (opts.audio === false) args.splice(args.indexOf('-ac'), 2);
+  if (opts.audio !== false) args.push('-ac', '1');
+  ffmpegVersion ??= execFileSync(bin, ['-version'], { encoding: 'utf8' }).split('\n')[0];
+  const key = createHash('sha256').update(JSON.stringify([ffmpegVersion, args, ext])).digest('hex').slice(0, 16);
+  const kept = join(tmpdir(), `mediagate-media-${key}.${ext}`);
+  if (existsSync(kept)) return readFileSync(kept);
+  const dir = mkdtempSync(join(tmpdir(), 'mediagate-media-'));
+  const out = join(dir, `media.${ext}`);
   try {
-    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', args, { stdio: 'pipe' });
-    return readFileSync(out);
+    execFileSync(bin, [...args, out], { stdio: 'pipe' });
+    // Whole or not at all: a worker beside this one reads it as soon as it is there.
+    renameSync(out, kept);
+    return readFileSync(kept);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

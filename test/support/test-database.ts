@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { initOrm, migrate, MIGRATIONS, type Database } from '../../src/db/database.js';
 import { startEmbedded } from '../../src/db/embedded.js';
 import { notificationsOf } from '../../src/db/notifications.js';
+import { cachedPath } from './fixture-cache.js';
 import { startSeverableProxy } from './severable-proxy.js';
 
 /** The databases a test can ask for: the one DATABASE_URL names (else embedded), or always embedded. */
@@ -97,23 +98,23 @@ export async function createTestDatabase(kind: TestDatabaseKind = 'default', opt
  * An embedded database with every migration applied, as a tarball of its files: made once per set
  * of migrations (keyed by their source) and kept in the temporary directory, so each test file
  * loads it in a fifth of a second instead of running initdb and the migrations (over a second).
+ * Parallel workers wait for the one that makes it (see cachedPath).
  */
 async function migratedTemplate(): Promise<Blob> {
   const key = createHash('sha256').update(MIGRATIONS.map((m) => m.toString()).join('\n')).digest('hex').slice(0, 16);
-  const file = join(tmpdir(), `mediagate-test-pglite-${key}.tar`);
-  if (existsSync(file)) return new Blob([readFileSync(file)]);
-  const embedded = await startEmbedded(null);
-  const orm = await initOrm(embedded.clientUrl, 1);
-  try {
-    await migrate(orm);
-  } finally {
-    await orm.close(true);
-  }
-  const tarball = await embedded.dumpDataDir();
-  await embedded.stop();
-  // Written whole, then renamed: a run beside this one never reads half a file.
-  const partial = `${file}.${process.pid}`;
-  writeFileSync(partial, Buffer.from(await tarball.arrayBuffer()));
-  renameSync(partial, file);
-  return tarball;
+  const file = await cachedPath(join(tmpdir(), `mediagate-test-pglite-${key}.tar`), async (partial) => {
+    const embedded = await startEmbedded(null);
+    try {
+      const orm = await initOrm(embedded.clientUrl, 1);
+      try {
+        await migrate(orm);
+      } finally {
+        await orm.close(true);
+      }
+      writeFileSync(partial, Buffer.from(await (await embedded.dumpDataDir()).arrayBuffer()));
+    } finally {
+      await embedded.stop();
+    }
+  });
+  return new Blob([readFileSync(file)]);
 }
