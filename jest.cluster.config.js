@@ -1,4 +1,4 @@
-import base from './jest.config.js';
+import { base } from './jest.config.js';
 
 /** `npm run test:cluster`: several gateway processes on one PostgreSQL and one Redis (needs DATABASE_URL). */
 export default {
