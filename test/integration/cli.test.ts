@@ -5,6 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createTestDatabase } from '../support/test-database.js';
 import { initOrm } from '../../src/db/database.js';
+import { jest } from '@jest/globals';
+
+// These tests start whole processes (the CLI, a gateway), each opening its own database: seconds of
+// CPU apiece, while another jest worker shares the two cores.
+jest.setTimeout(120_000);
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');

@@ -4,6 +4,11 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jest } from '@jest/globals';
+
+// These tests start whole processes (the CLI, a gateway), each opening its own database: seconds of
+// CPU apiece, while another jest worker shares the two cores.
+jest.setTimeout(120_000);
 
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
 const CLI = join(process.cwd(), 'dist/cli/main.js');

@@ -488,5 +488,5 @@ describe('mediagate account login-link', () => {
       expect(rows).toHaveLength(2);
       expect(JSON.stringify(rows)).not.toContain(tokenOf(out.url));
     }
-  });
+  }, 120_000); // four CLI processes, each opening the embedded database: seconds of CPU apiece on two busy cores
 });
