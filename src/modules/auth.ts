@@ -49,7 +49,7 @@ export function presentedKey(req: HttpRequest): ParsedKey | null {
   return key;
 }
 
-/** The credentials of an HTTP request (Fastify's or Node's), for requestContext. */
+/** The credentials of an HTTP request (Fastify's or Node's). */
 export function credentialsOf(req: HttpRequest): Credentials {
   const header = (name: string) => {
     const v = req.headers[name];
@@ -133,13 +133,4 @@ export function principalOf(auth: Authenticator, req: HttpRequest): Promise<Prin
 /** The request context of an HTTP request (either door), sharing principalOf's one authentication. */
 export function httpRequestContext(auth: Authenticator, req: HttpRequest & { id: string }): RequestContext {
   return { requestId: req.id, principal: () => principalOf(auth, req) };
-}
-
-/** `credentials`: credentialsOf(req), or just an Authorization header's value. */
-export function requestContext(auth: Authenticator, credentials: Credentials | string | undefined, requestId: string): RequestContext {
-  let memo: Promise<Principal> | undefined;
-  return {
-    requestId,
-    principal: () => (memo ??= auth.authenticate(credentials)),
-  };
 }
