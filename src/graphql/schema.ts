@@ -1,13 +1,13 @@
 import { createPubSub } from '@graphql-yoga/subscription';
 import { buildSchema } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
-import { AccountResolver } from '../modules/accounts/account.resolver.js';
-import { ApiKeyResolver } from '../modules/api-keys/api-key.resolver.js';
-import { CreditResolver, JobCreditsResolver } from '../modules/credits/credit.resolver.js';
-import { JobResolver } from '../modules/jobs/job.resolver.js';
-import { ParseResolver, resolveParse } from '../modules/parse/parse.resolver.js';
-import { TranscriptionResolver } from '../modules/transcription/transcription.resolver.js';
-import { JobWebhookResolver, WebhookSecretResolver } from '../modules/webhooks/webhook.resolver.js';
+import { AccountResolver } from './accounts/account.resolver.js';
+import { ApiKeyResolver } from './api-keys/api-key.resolver.js';
+import { CreditResolver, JobCreditsResolver } from './credits/credit.resolver.js';
+import { JobResolver } from './jobs/job.resolver.js';
+import { ParseResolver, resolveParse } from './parse/parse.resolver.js';
+import { TranscriptionResolver } from './transcription/transcription.resolver.js';
+import { JobWebhookResolver, WebhookSecretResolver } from './webhooks/webhook.resolver.js';
 import { enforceScopes } from './scopes.js';
 
 let cached: Promise<GraphQLSchema> | undefined;

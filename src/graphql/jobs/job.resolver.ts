@@ -1,13 +1,13 @@
 import { Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
-import type { GqlContext } from '../../graphql/context.js';
-import type { Page } from '../../graphql/connection.js';
+import type { GqlContext } from '../context.js';
+import type { Page } from '../connection.js';
 import { AppError } from '../../errors.js';
-import { RequiresScope } from '../../graphql/scopes.js';
-import { requireAccountAccess } from '../access.js';
+import { RequiresScope } from '../scopes.js';
+import { requireAccountAccess } from '../../modules/access.js';
 import { AccountType } from '../accounts/account.graphql.js';
-import type { Job } from './job.entity.js';
+import type { Job } from '../../modules/jobs/job.entity.js';
 import { JobConnection, JobType } from './job.graphql.js';
-import { toJobType } from './job.view.js';
+import { toJobType } from '../../modules/jobs/job.view.js';
 
 /** Relay paging arguments. */
 @ArgsType()

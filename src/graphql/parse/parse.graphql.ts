@@ -1,6 +1,6 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
-import { Credits, JSONObject } from '../../graphql/scalars.js';
-import { InheritsScope } from '../../graphql/scopes.js';
+import { Credits, JSONObject } from '../scalars.js';
+import { InheritsScope } from '../scopes.js';
 
 @ObjectType('MediaFormat', { simpleResolvers: true, description: 'A direct media URL and what is known of it; null means unknown, never a guess.' })
 export class MediaFormatType {

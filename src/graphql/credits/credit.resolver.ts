@@ -1,14 +1,14 @@
 import { Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
-import type { GqlContext } from '../../graphql/context.js';
-import type { Page } from '../../graphql/connection.js';
-import { DateTime } from '../../graphql/scalars.js';
-import { InheritsScope, RequiresScope } from '../../graphql/scopes.js';
-import { isAnalyst, requireAnalyst } from '../access.js';
+import type { GqlContext } from '../context.js';
+import type { Page } from '../connection.js';
+import { DateTime } from '../scalars.js';
+import { InheritsScope, RequiresScope } from '../scopes.js';
+import { isAnalyst, requireAnalyst } from '../../modules/access.js';
 import { JobType } from '../jobs/job.graphql.js';
 import { PageArgs, toJobRoot, type JobRoot } from '../jobs/job.resolver.js';
-import type { UsageDimension, UsageGrouping } from './credit-usage.repository.js';
+import type { UsageDimension, UsageGrouping } from '../../modules/credits/credit-usage.repository.js';
 import { UsageBucketType, UsageDimensionEnum, UsageGroupingEnum } from './usage.graphql.js';
-import type { CreditEntry, CreditEntryKind } from './credit-entry.entity.js';
+import type { CreditEntry, CreditEntryKind } from '../../modules/credits/credit-entry.entity.js';
 import { CreditEntryConnection, CreditEntryKindEnum, CreditEntryType } from './credit.graphql.js';
 import { CreditHistoryRowConnection, CreditHistoryRowType } from './task-history.graphql.js';
 

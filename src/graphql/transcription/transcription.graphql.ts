@@ -1,5 +1,5 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
-import { InheritsScope } from '../../graphql/scopes.js';
+import { InheritsScope } from '../scopes.js';
 import { CreditChargeType } from '../parse/parse.graphql.js';
 
 @ObjectType('TranscriptWord', { simpleResolvers: true, description: 'One word with its own timing' })

@@ -1,8 +1,8 @@
 import { Field, ID, ObjectType } from 'type-graphql';
-import { Connection } from '../../graphql/connection.js';
-import { stringEnum } from '../../graphql/enums.js';
-import { Credits, DateTime } from '../../graphql/scalars.js';
-import { CREDIT_ENTRY_KINDS, type CreditEntryKind } from './credit-entry.entity.js';
+import { Connection } from '../connection.js';
+import { stringEnum } from '../enums.js';
+import { Credits, DateTime } from '../scalars.js';
+import { CREDIT_ENTRY_KINDS, type CreditEntryKind } from '../../modules/credits/credit-entry.entity.js';
 
 export const CreditEntryKindEnum = stringEnum(CREDIT_ENTRY_KINDS, 'CreditEntryKind', 'What a ledger entry did to the balance', {
   GRANT: 'Credits added to available (an operator’s grant)',

@@ -1,7 +1,7 @@
 import { Field, ID, ObjectType } from 'type-graphql';
-import { Connection } from '../../graphql/connection.js';
-import { Credits, DateTime } from '../../graphql/scalars.js';
-import { InheritsScope } from '../../graphql/scopes.js';
+import { Connection } from '../connection.js';
+import { Credits, DateTime } from '../scalars.js';
+import { InheritsScope } from '../scopes.js';
 
 @ObjectType('Membership', { simpleResolvers: true, description: 'The account’s paid membership, which the work operations (parse, transcribe) need with an API key' })
 export class MembershipType {

@@ -1,6 +1,6 @@
 import { Field, Int, ObjectType } from 'type-graphql';
-import { DateTime } from '../../graphql/scalars.js';
-import { InheritsScope } from '../../graphql/scopes.js';
+import { DateTime } from '../scalars.js';
+import { InheritsScope } from '../scopes.js';
 
 @ObjectType('WebhookSecret', { simpleResolvers: true, description: 'The secret webhook deliveries are signed with (Standard Webhooks, whsec_…)' })
 export class WebhookSecretType {

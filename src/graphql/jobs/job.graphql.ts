@@ -1,10 +1,10 @@
 import { Field, Float, ID, ObjectType } from 'type-graphql';
-import { Connection } from '../../graphql/connection.js';
-import { stringEnum } from '../../graphql/enums.js';
-import { Credits, DateTime, JSONObject } from '../../graphql/scalars.js';
-import { InheritsScope } from '../../graphql/scopes.js';
-import { JOB_STATUSES, type JobStatus } from './job.entity.js';
-import type { JobErrorView, JobView } from './job.view.js';
+import { Connection } from '../connection.js';
+import { stringEnum } from '../enums.js';
+import { Credits, DateTime, JSONObject } from '../scalars.js';
+import { InheritsScope } from '../scopes.js';
+import { JOB_STATUSES, type JobStatus } from '../../modules/jobs/job.entity.js';
+import type { JobErrorView, JobView } from '../../modules/jobs/job.view.js';
 
 export const JobStatusEnum = stringEnum(JOB_STATUSES, 'JobStatus', 'Where a job is: QUEUED → RUNNING → SUCCEEDED | FAILED, or CANCELED', {
   QUEUED: 'Waiting for a worker; its price is held',

@@ -1,6 +1,6 @@
 import { Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
-import type { GqlContext } from '../../graphql/context.js';
-import { RequiresScope } from '../../graphql/scopes.js';
+import type { GqlContext } from '../context.js';
+import { RequiresScope } from '../scopes.js';
 import { JobType } from '../jobs/job.graphql.js';
 import { JobWebhookType, WebhookSecretType } from './webhook.graphql.js';
 

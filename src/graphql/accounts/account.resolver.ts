@@ -1,10 +1,10 @@
 import { Args, ArgsType, Ctx, Field, FieldResolver, Query, Resolver, Root } from 'type-graphql';
-import type { Page } from '../../graphql/connection.js';
-import { DateTime } from '../../graphql/scalars.js';
+import type { Page } from '../connection.js';
+import { DateTime } from '../scalars.js';
 import { PageArgs } from '../jobs/job.resolver.js';
-import type { GqlContext } from '../../graphql/context.js';
-import { RequiresScope } from '../../graphql/scopes.js';
-import { requireAccountAccess, requireAnalyst } from '../access.js';
+import type { GqlContext } from '../context.js';
+import { RequiresScope } from '../scopes.js';
+import { requireAccountAccess, requireAnalyst } from '../../modules/access.js';
 import { ApiKeyType } from '../api-keys/api-key.graphql.js';
 import { OperationUsageType } from '../credits/usage.graphql.js';
 import { AccountConnection, AccountType } from './account.graphql.js';

@@ -1,7 +1,7 @@
 import { Field, Int, ObjectType } from 'type-graphql';
-import { stringEnum } from '../../graphql/enums.js';
-import { Credits, DateTime } from '../../graphql/scalars.js';
-import { USAGE_DIMENSIONS, USAGE_GROUPINGS } from './credit-usage.repository.js';
+import { stringEnum } from '../enums.js';
+import { Credits, DateTime } from '../scalars.js';
+import { USAGE_DIMENSIONS, USAGE_GROUPINGS } from '../../modules/credits/credit-usage.repository.js';
 
 export const UsageGroupingEnum = stringEnum(USAGE_GROUPINGS, 'UsageGrouping', 'Calendar periods in UTC; weeks start on Monday', {
   DAY: 'One bucket per UTC day',

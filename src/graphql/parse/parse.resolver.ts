@@ -1,6 +1,6 @@
 import { Args, ArgsType, Ctx, Field, Mutation, Resolver } from 'type-graphql';
-import type { GqlContext } from '../../graphql/context.js';
-import { RequiresScope } from '../../graphql/scopes.js';
+import type { GqlContext } from '../context.js';
+import { RequiresScope } from '../scopes.js';
 import { ParseInput, ParseResultType } from './parse.graphql.js';
 
 @ArgsType()

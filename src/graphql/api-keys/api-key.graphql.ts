@@ -1,6 +1,6 @@
 import { Field, ID, ObjectType } from 'type-graphql';
-import { DateTime } from '../../graphql/scalars.js';
-import { InheritsScope } from '../../graphql/scopes.js';
+import { DateTime } from '../scalars.js';
+import { InheritsScope } from '../scopes.js';
 
 @ObjectType('ApiKey', { simpleResolvers: true, description: 'An API key. The secret is never shown again after creation.' })
 export class ApiKeyType {

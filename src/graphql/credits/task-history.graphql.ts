@@ -1,7 +1,7 @@
 import { Field, ID, ObjectType } from 'type-graphql';
-import { Connection } from '../../graphql/connection.js';
-import { DateTime } from '../../graphql/scalars.js';
-import { InheritsScope } from '../../graphql/scopes.js';
+import { Connection } from '../connection.js';
+import { DateTime } from '../scalars.js';
+import { InheritsScope } from '../scopes.js';
 import { JobType } from '../jobs/job.graphql.js';
 import { CreditEntryType } from './credit.graphql.js';
 

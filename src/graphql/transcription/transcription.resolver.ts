@@ -1,9 +1,9 @@
 import { Args, ArgsType, Ctx, Field, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
-import type { GqlContext } from '../../graphql/context.js';
-import { RequiresScope } from '../../graphql/scopes.js';
+import type { GqlContext } from '../context.js';
+import { RequiresScope } from '../scopes.js';
 import { JobType } from '../jobs/job.graphql.js';
-import { toJobType } from '../jobs/job.view.js';
-import { toSrt, toVtt } from './subtitles.js';
+import { toJobType } from '../../modules/jobs/job.view.js';
+import { toSrt, toVtt } from '../../modules/transcription/subtitles.js';
 import { TranscribeInput, TranscriptionType } from './transcription.graphql.js';
 
 @ArgsType()

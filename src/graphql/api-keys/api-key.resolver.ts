@@ -1,9 +1,9 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from 'type-graphql';
-import type { GqlContext } from '../../graphql/context.js';
-import { RequiresScope } from '../../graphql/scopes.js';
-import { requireScope } from '../access.js';
+import type { GqlContext } from '../context.js';
+import { RequiresScope } from '../scopes.js';
+import { requireScope } from '../../modules/access.js';
 import { ApiKeyType, CreatedApiKey } from './api-key.graphql.js';
-import { API_KEY_SCOPES } from './api-key.service.js';
+import { API_KEY_SCOPES } from '../../modules/api-keys/api-key.service.js';
 
 @ArgsType()
 class CreateApiKeyArgs {
