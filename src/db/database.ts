@@ -1,10 +1,9 @@
-import { MikroORM } from '@mikro-orm/postgresql';
+import { MikroORM, type EntityClass } from '@mikro-orm/postgresql';
 import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { startEmbedded, findRunningEmbedded, type EmbeddedDatabase } from './embedded.js';
-import { ENTITIES } from './entities.js';
 import { DEFAULT_HOT_POOL_SIZE, HotPool } from './hot-pool.js';
 import { notificationsOf, type Notifications } from './notifications.js';
 import { Migration20261122000000_initial } from './migrations/Migration20261122000000_initial.js';
@@ -41,6 +40,8 @@ export interface Database {
 }
 
 export interface OpenOptions {
+  /** Every entity the ORM maps: the domain's list, handed down by the composition root. */
+  entities: readonly EntityClass<object>[];
   /** Serve the embedded database to operator commands (what `mediagate serve` does). */
   announce?: boolean;
   /** Embedded only: keep it in memory (tests). */
@@ -48,7 +49,7 @@ export interface OpenOptions {
 }
 
 /** Opens the configured database: DATABASE_URL, a running server's embedded database, or PGlite directly. */
-export async function openDatabase(config: Config, options: OpenOptions = {}): Promise<Database> {
+export async function openDatabase(config: Config, options: OpenOptions): Promise<Database> {
   let clientUrl = config.databaseUrl;
   let embedded: EmbeddedDatabase | null = null;
   if (!clientUrl && !options.inMemory) {
@@ -64,13 +65,13 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
     embedded = await startEmbedded(options.inMemory ? null : config.dataDir, { announce: options.announce });
     clientUrl = embedded.clientUrl;
   }
-  const orm = await initOrm(clientUrl, isEmbedded ? 1 : 10);
+  const orm = await initOrm(clientUrl, isEmbedded ? 1 : 10, options.entities);
   // The embedded database runs one statement at a time whatever the number of connections.
   const hot = new HotPool(clientUrl, { size: isEmbedded ? 1 : (config.databasePoolSize ?? DEFAULT_HOT_POOL_SIZE) });
   // An embedded database served by another process keeps its notifications there.
   const notifications = notificationsOf(embedded ? { embedded } : isEmbedded ? null : { clientUrl });
   // Connects on first use: a replica that is down fails only the reads sent to it.
-  const read = config.databaseReadUrl && !isEmbedded ? await initOrm(config.databaseReadUrl, 10) : undefined;
+  const read = config.databaseReadUrl && !isEmbedded ? await initOrm(config.databaseReadUrl, 10, options.entities) : undefined;
   return {
     orm,
     clientUrl,
@@ -88,11 +89,11 @@ export async function openDatabase(config: Config, options: OpenOptions = {}): P
   };
 }
 
-/** The ORM on one connection string. One connection for PGlite: it is a single session anyway. */
-export async function initOrm(clientUrl: string, poolSize: number): Promise<MikroORM> {
+/** The ORM on one connection string, mapping `entities`. One connection for PGlite: it is a single session anyway. */
+export async function initOrm(clientUrl: string, poolSize: number, entities: readonly EntityClass<object>[]): Promise<MikroORM> {
   return MikroORM.init({
     clientUrl,
-    entities: ENTITIES,
+    entities: [...entities],
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
     migrations: { migrationsList: MIGRATIONS, snapshot: false, silent: true, transactional: true },

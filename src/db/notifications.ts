@@ -1,5 +1,4 @@
 import createSubscriber from 'pg-listen';
-import type { EmbeddedDatabase } from './embedded.js';
 
 /** The channels the database notifies on (triggers in Migration20261124000000_notify), and what each carries. */
 export interface ChannelPayloads {
@@ -10,6 +9,11 @@ export interface ChannelPayloads {
 }
 export type Channel = keyof ChannelPayloads;
 export const CHANNELS: readonly Channel[] = ['mediagate_job', 'mediagate_auth'];
+
+/** A database that hands over its NOTIFYs itself (the embedded one: see startEmbedded). */
+export interface NotificationSource {
+  onNotification(handler: (channel: string, payload: string) => void): () => void;
+}
 
 /** How the listening connection shows in pg_stat_activity. */
 export const LISTENER_NAME = 'mediagate-listen';
@@ -140,7 +144,7 @@ class PostgresNotifications extends Hub {
 class EmbeddedNotifications extends Hub {
   private stop: (() => void) | null = null;
 
-  constructor(private readonly embedded: EmbeddedDatabase) {
+  constructor(private readonly embedded: NotificationSource) {
     super();
   }
 
@@ -171,7 +175,7 @@ class NoNotifications extends Hub {
 }
 
 /** The notifications of a database: its own embedded one, PostgreSQL at `clientUrl`, or none. */
-export function notificationsOf(source: { embedded: EmbeddedDatabase } | { clientUrl: string } | null): Notifications {
+export function notificationsOf(source: { embedded: NotificationSource } | { clientUrl: string } | null): Notifications {
   if (!source) return new NoNotifications();
   return 'embedded' in source ? new EmbeddedNotifications(source.embedded) : new PostgresNotifications(source.clientUrl);
 }
