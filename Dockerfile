@@ -9,6 +9,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+# Only the product's sources: the benchmark (bench/, built into dist-bench/) never enters the image.
 COPY src ./src
 COPY ui ./ui
 RUN npm run build

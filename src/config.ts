@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseAllowHosts } from './net/address-policy.js';
-import { isProxyAddress, type ProxyTrust } from './net/client-address.js';
+import { isProxyAddress } from './net/client-address.js';
 
 const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt', 'ytdlp'] as const;
 const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'deepgram', 'assemblyai', 'local'] as const;
@@ -194,59 +192,6 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
 /** The name of every variable the service reads (the container files and the README are checked against it). */
 export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
 
-export type Config = Readonly<{
-  env: 'development' | 'production' | 'test';
-  databaseUrl: string | null;
-  /** Where analysts' reads go (null: the primary). */
-  databaseReadUrl: string | null;
-  dataDir: string;
-  /** The hot path's pool (null: DEFAULT_HOT_POOL_SIZE on PostgreSQL, 1 embedded). */
-  databasePoolSize: number | null;
-  /** 0: every hold and capture is its own statement. */
-  ledgerBatchWindowMs: number;
-  /** 0: API keys are looked up on every request. */
-  apiKeyCacheMs: number;
-  host: string;
-  port: number;
-  logLevel: string;
-  apiKeyPepper: string;
-  parseProviders: readonly string[];
-  transcribeProviders: readonly string[];
-  openai: Readonly<{ baseUrl: string; apiKey: string | null; model: string; maxUploadBytes: number; pieceSeconds: number; concurrency: number }>;
-  cobalt: Readonly<{ apiUrl: string | null; apiKey: string | null }>;
-  deepgram: Readonly<{ apiKey: string | null; baseUrl: string; model: string }>;
-  assemblyai: Readonly<{ apiKey: string | null; baseUrl: string; pollIntervalMs: number }>;
-  parseTimeoutMs: number;
-  transcribeTimeoutMs: number;
-  sweepIntervalMs: number;
-  shutdownGraceMs: number;
-  workerConcurrency: number;
-  prices: Readonly<{ parse: number; transcribePerMinute: number }>;
-  fetchAllowHosts: readonly string[];
-  pageMaxBytes: number;
-  manifestMaxBytes: number;
-  parseMaxItems: number;
-  probe: Readonly<{ maxBytes: number; timeoutMs: number; maxCandidates: number }>;
-  mediaMaxBytes: number;
-  webhooks: Readonly<{ timeoutMs: number; retryDelaySeconds: number }>;
-  graphql: Readonly<{ introspection: boolean; maxDepth: number; maxAliases: number; maxTokens: number; maxCost: number; maxDirectives: number }>;
-  ffmpegPath: string;
-  ffprobePath: string;
-  pocketsphinxPath: string;
-  ytdlpPath: string;
-  rateLimits: Readonly<{ perKeyPerMinute: number; perIpPerMinute: number }>;
-  /** Which proxies name the client in X-Forwarded-For (null: none; the connection's peer is the client). */
-  trustProxy: ProxyTrust;
-  redisUrl: string | null;
-  metricsToken: string | null;
-  oidc: Readonly<{ issuer: string; audience: string; jwksUrl: string | null; clientId: string | null }> | null;
-  /** Without a trailing slash. */
-  publicUrl: string;
-  sessions: Readonly<{ loginLinkMinutes: number; sessionHours: number }>;
-  /** OpenTelemetry traces; null: none, and the SDK is never loaded. */
-  telemetry: Readonly<{ endpoint: string; serviceName: string }> | null;
-}>;
-
 /** One thing wrong with the configuration: the variable concerned and what is wrong (never its value). */
 export interface ConfigProblem {
   field: string;
@@ -268,90 +213,33 @@ export class ConfigError extends Error {
   }
 }
 
-/** What one reading of the environment found: the configuration when it is valid, and every problem. */
-export interface ConfigReading {
-  config: Config | null;
-  problems: ConfigProblem[];
-  /** Each variable's effective value (defaults applied); an invalid one keeps the text given. */
-  variables: Partial<Record<Variable, unknown>>;
-  invalid: ReadonlySet<Variable>;
-}
-
-/** Reads and validates the environment once; lists every problem at once. What `serve` and every command run. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
-  const reading = readConfig(env, overrides);
-  if (!reading.config) throw new ConfigError(reading.problems);
-  return reading.config;
-}
-
 /**
- * Numbers read from the environment, said in an operator's words ("must be a whole number") rather
- * than zod's ("expected int, received number"); null keeps zod's message. Never the value given.
+ * The settings the environment gives, grouped and in the code's units (milliseconds), with the
+ * defaults that depend on other variables. The one mapping from variables to fields: `Settings`
+ * and `Config` are its type. `given` says whether a variable was set at all (not defaulted).
  */
-function numberProblem(issue: z.core.$ZodRawIssue): string | null {
-  if (issue.code === 'invalid_type' && issue.expected === 'number') return 'must be a number';
-  if (issue.code === 'invalid_type' && issue.expected === 'int') return 'must be a whole number';
-  if (issue.code === 'too_small' && issue.origin === 'number') return `must be ${issue.inclusive ? 'at least' : 'more than'} ${issue.minimum}`;
-  if (issue.code === 'too_big' && issue.origin === 'number') return `must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}`;
-  return null;
-}
-
-/**
- * One pass over every variable, then every rule between them on the variables that are valid, so the
- * first run lists all problems. `mediagate config check` prints the reading; loadConfig throws on it.
- */
-export function readConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): ConfigReading {
-  const raw = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const problems: ConfigProblem[] = [];
-  const invalid = new Set<Variable>();
-  const variables: Partial<Record<Variable, unknown>> = {};
-  for (const name of Object.keys(envSchema.shape) as Variable[]) {
-    const parsed = envSchema.shape[name].safeParse(raw[name], { error: numberProblem });
-    if (parsed.success) {
-      variables[name] = parsed.data;
-    } else {
-      invalid.add(name);
-      variables[name] = raw[name];
-      for (const issue of parsed.error.issues) problems.push({ field: [name, ...issue.path].join('.'), message: issue.message });
-    }
-  }
-  const e = variables as Env;
-  for (const rule of CROSS_FIELD_RULES) {
-    if (rule.reads.some((name) => invalid.has(name))) continue;
-    if (rule.broken(e)) problems.push({ field: rule.field, message: rule.message });
-  }
-  if (problems.length) return { config: null, problems, variables, invalid };
-
-  // Unset: the hosted providers that are configured, else the offline recogniser if it is installed.
-  const configured = [...(e.OPENAI_API_KEY || env.OPENAI_BASE_URL ? ['openai'] : []), ...(e.DEEPGRAM_API_KEY ? ['deepgram'] : []), ...(e.ASSEMBLYAI_API_KEY ? ['assemblyai'] : [])];
-  const transcribeProviders =
-    e.TRANSCRIBE_PROVIDERS ?? (configured.length ? configured : onPath(e.POCKETSPHINX_PATH) ? ['local'] : []);
-  variables.TRANSCRIBE_PROVIDERS = transcribeProviders;
-  const dataDir = resolve(e.MEDIAGATE_DATA_DIR);
-  let apiKeyPepper = overrides.apiKeyPepper ?? e.API_KEY_PEPPER;
-  if (!apiKeyPepper) {
-    try {
-      apiKeyPepper = localPepper(dataDir);
-    } catch (err) {
-      const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      problems.push({ field: 'API_KEY_PEPPER', message: `unset, and no generated one could be kept in MEDIAGATE_DATA_DIR (${reason})` });
-      return { config: null, problems, variables, invalid };
-    }
-  }
-  const config: Config = {
+function settingsOf(e: Env, given: (name: Variable) => boolean) {
+  const configuredTranscription = [...(e.OPENAI_API_KEY || given('OPENAI_BASE_URL') ? ['openai'] : []), ...(e.DEEPGRAM_API_KEY ? ['deepgram'] : []), ...(e.ASSEMBLYAI_API_KEY ? ['assemblyai'] : [])];
+  return {
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL ?? null,
+    /** Where analysts' reads go (null: the primary). */
     databaseReadUrl: e.DATABASE_READ_URL ?? null,
-    dataDir,
+    dataDir: resolve(e.MEDIAGATE_DATA_DIR),
+    /** The hot path's pool (null: DEFAULT_HOT_POOL_SIZE on PostgreSQL, 1 embedded). */
     databasePoolSize: e.DATABASE_POOL_SIZE ?? null,
+    /** 0: every hold and capture is its own statement. */
     ledgerBatchWindowMs: e.LEDGER_BATCH_WINDOW_MS,
+    /** 0: API keys are looked up on every request. */
     apiKeyCacheMs: e.API_KEY_CACHE_SECONDS * 1000,
     host: e.HOST,
     port: e.PORT,
-    logLevel: e.LOG_LEVEL,
-    apiKeyPepper,
-    parseProviders: e.PARSE_PROVIDERS,
-    transcribeProviders,
+    logLevel: e.LOG_LEVEL as string,
+    /** null: unset; outside production the process keeps a generated one (prepareConfig, local-config.ts). */
+    apiKeyPepper: e.API_KEY_PEPPER ?? null,
+    parseProviders: e.PARSE_PROVIDERS as readonly string[],
+    /** null: none named or configured; the process adds the offline recogniser if it is installed (prepareConfig). */
+    transcribeProviders: (e.TRANSCRIBE_PROVIDERS ?? (configuredTranscription.length ? configuredTranscription : null)) as readonly string[] | null,
     openai: {
       baseUrl: e.OPENAI_BASE_URL.replace(/\/+$/, ''),
       apiKey: e.OPENAI_API_KEY ?? null,
@@ -369,7 +257,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
     workerConcurrency: e.WORKER_CONCURRENCY,
     prices: { parse: e.PRICE_PARSE_CREDITS, transcribePerMinute: e.PRICE_TRANSCRIBE_CREDITS_PER_MINUTE },
-    fetchAllowHosts: e.FETCH_ALLOW_HOSTS,
+    fetchAllowHosts: e.FETCH_ALLOW_HOSTS as readonly string[],
     pageMaxBytes: e.PAGE_MAX_BYTES,
     manifestMaxBytes: e.MANIFEST_MAX_BYTES,
     parseMaxItems: e.PARSE_MAX_ITEMS,
@@ -389,39 +277,88 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     pocketsphinxPath: e.POCKETSPHINX_PATH,
     ytdlpPath: e.YTDLP_PATH,
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_MINUTE, perIpPerMinute: e.RATE_LIMIT_IP_PER_MINUTE },
+    /** Which proxies name the client in X-Forwarded-For (null: none; the connection's peer is the client). */
     trustProxy: e.TRUST_PROXY ?? null,
     redisUrl: e.REDIS_URL ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,
-    oidc:
-      e.OIDC_ISSUER && e.OIDC_AUDIENCE
-        ? { issuer: e.OIDC_ISSUER, audience: e.OIDC_AUDIENCE, jwksUrl: e.OIDC_JWKS_URL ?? null, clientId: e.OIDC_CLIENT_ID ?? null }
-        : null,
+    oidc: e.OIDC_ISSUER && e.OIDC_AUDIENCE ? { issuer: e.OIDC_ISSUER, audience: e.OIDC_AUDIENCE, jwksUrl: e.OIDC_JWKS_URL ?? null, clientId: e.OIDC_CLIENT_ID ?? null } : null,
+    /** Without a trailing slash. */
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     sessions: { loginLinkMinutes: e.LOGIN_LINK_MINUTES, sessionHours: e.SESSION_HOURS },
+    /** OpenTelemetry traces; null: none, and the SDK is never loaded. */
     telemetry: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : null,
-    ...overrides,
   };
+}
+
+/** What the environment says, read without touching the disk or PATH (readConfig, loadConfig). */
+export type Settings = Readonly<ReturnType<typeof settingsOf>>;
+
+/**
+ * What the processes run with: the settings, plus the two things only the machine can say, added once
+ * at startup by prepareConfig (local-config.ts): the pepper kept beside the data when API_KEY_PEPPER
+ * is unset, and the offline recogniser when no transcription provider is named or configured.
+ */
+export type Config = Readonly<Omit<Settings, 'apiKeyPepper' | 'transcribeProviders'> & { apiKeyPepper: string; transcribeProviders: readonly string[] }>;
+
+/** What one reading of the environment found: the settings when they are valid, and every problem. */
+export interface ConfigReading {
+  settings: Settings | null;
+  problems: ConfigProblem[];
+  /** Each variable's effective value (defaults applied); an invalid one keeps the text given. */
+  variables: Partial<Record<Variable, unknown>>;
+  invalid: ReadonlySet<Variable>;
+}
+
+/** Reads and validates the environment; lists every problem at once. No side effects: see prepareConfig. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Settings {
+  const reading = readConfig(env);
+  if (!reading.settings) throw new ConfigError(reading.problems);
+  return reading.settings;
+}
+
+/**
+ * Numbers read from the environment, said in an operator's words ("must be a whole number") rather
+ * than zod's ("expected int, received number"); null keeps zod's message. Never the value given.
+ */
+function numberProblem(issue: z.core.$ZodRawIssue): string | null {
+  if (issue.code === 'invalid_type' && issue.expected === 'number') return 'must be a number';
+  if (issue.code === 'invalid_type' && issue.expected === 'int') return 'must be a whole number';
+  if (issue.code === 'too_small' && issue.origin === 'number') return `must be ${issue.inclusive ? 'at least' : 'more than'} ${issue.minimum}`;
+  if (issue.code === 'too_big' && issue.origin === 'number') return `must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}`;
+  return null;
+}
+
+/**
+ * One pass over every variable, then every rule between them on the variables that are valid, so the
+ * first run lists all problems. `mediagate config check` prints the reading; loadConfig throws on it.
+ */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): ConfigReading {
+  const raw = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const problems: ConfigProblem[] = [];
+  const invalid = new Set<Variable>();
+  const variables: Partial<Record<Variable, unknown>> = {};
+  for (const name of Object.keys(envSchema.shape) as Variable[]) {
+    const parsed = envSchema.shape[name].safeParse(raw[name], { error: numberProblem });
+    if (parsed.success) {
+      variables[name] = parsed.data;
+    } else {
+      invalid.add(name);
+      variables[name] = raw[name];
+      for (const issue of parsed.error.issues) problems.push({ field: [name, ...issue.path].join('.'), message: issue.message });
+    }
+  }
+  const e = variables as Env;
+  for (const rule of CROSS_FIELD_RULES) {
+    if (rule.reads.some((name) => invalid.has(name))) continue;
+    if (rule.broken(e)) problems.push({ field: rule.field, message: rule.message });
+  }
+  if (problems.length) return { settings: null, problems, variables, invalid };
+  const settings = settingsOf(e, (name) => name in raw);
   Object.assign(variables, {
-    MEDIAGATE_DATA_DIR: config.dataDir,
-    GRAPHQL_INTROSPECTION: config.graphql.introspection,
-    PUBLIC_URL: config.publicUrl,
+    MEDIAGATE_DATA_DIR: settings.dataDir,
+    GRAPHQL_INTROSPECTION: settings.graphql.introspection,
+    PUBLIC_URL: settings.publicUrl,
+    ...(settings.transcribeProviders ? { TRANSCRIBE_PROVIDERS: settings.transcribeProviders } : {}),
   } satisfies Partial<Record<Variable, unknown>>);
-  return { config: Object.freeze(config), problems, variables, invalid };
-}
-
-/** Whether a command can be run: an absolute path that exists, or a name found on PATH. */
-function onPath(command: string): boolean {
-  if (isAbsolute(command)) return existsSync(command);
-  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir && existsSync(join(dir, command)));
-}
-
-/** Outside production an unset pepper is generated once and kept beside the data, so keys survive restarts. */
-function localPepper(dataDir: string): string {
-  const file = join(dataDir, 'api-key-pepper');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
-  const pepper = randomBytes(32).toString('base64url');
-  writeFileSync(file, pepper + '\n', { mode: 0o600, flag: 'wx' });
-  chmodSync(file, 0o600);
-  return pepper;
+  return { settings: Object.freeze(settings), problems, variables, invalid };
 }

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { readConfig, SECRET_VARIABLES, type Config, type ConfigProblem } from '../config.js';
+import { prepareReading } from '../local-config.js';
 
 /** One thing `config check` looked at: an engine, the database, a provider's address. */
 export interface Check {
@@ -35,7 +36,8 @@ const run = promisify(execFile);
  * it with secrets masked, and checks each engine and service it names. Returns the exit code.
  */
 export async function configCheck(json: boolean, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const reading = readConfig(env);
+  // As serve would start: the pepper kept beside the data, the offline recogniser looked for.
+  const reading = prepareReading(readConfig(env));
   const checks = reading.config ? await runChecks(reading.config) : [];
   const report: ConfigCheckReport = {
     ok: reading.problems.length === 0 && checks.every((c) => c.ok),

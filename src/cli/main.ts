@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { prepareConfig } from '../local-config.js';
 import { AppError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { shutdownTelemetry, startTelemetry } from '../telemetry.js';
@@ -34,7 +35,7 @@ const int = (label: string) => (v: string) => {
 
 /** Runs one command against the database (through a running server's embedded database when there is one). */
 async function withServices<T>(fn: (s: Services, config: Config) => Promise<T>): Promise<void> {
-  const config = loadConfig(process.env, {});
+  const config = prepareConfig(loadConfig());
   const log = createLogger({ logLevel: process.env.LOG_LEVEL ?? 'warn' });
   const { openDatabase, migrate, createServices } = await serverSide();
   const db = await openDatabase(config);
@@ -83,7 +84,7 @@ program
   .command('serve')
   .description('serve the HTTP API (GraphQL at /graphql, REST at /api/*)')
   .action(async () => {
-    const config = loadConfig();
+    const config = prepareConfig(loadConfig());
     // Before the server side loads: the instrumentations patch its modules as they are imported.
     await startTelemetry(config);
     const { startServer, stopOnSignals } = await serverSide();
@@ -96,7 +97,7 @@ program
   .command('worker')
   .description('work queued transcriptions without serving HTTP (serve works them too)')
   .action(async () => {
-    const config = loadConfig();
+    const config = prepareConfig(loadConfig());
     if (config.workerConcurrency === 0) throw new ConfigError(['WORKER_CONCURRENCY: a worker needs at least 1 (0 is for `serve` beside separate workers)']);
     const log = createLogger(config);
     const { startWorker, stopOnSignals } = await serverSide();

@@ -2,7 +2,7 @@ import { MikroORM, type EntityClass } from '@mikro-orm/postgresql';
 import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
-import type { Config } from '../config.js';
+import type { Settings } from '../config.js';
 import { startEmbedded, findRunningEmbedded, type EmbeddedDatabase } from './embedded.js';
 import { DEFAULT_HOT_POOL_SIZE, HotPool } from './hot-pool.js';
 import { notificationsOf, type Notifications } from './notifications.js';
@@ -49,7 +49,7 @@ export interface OpenOptions {
 }
 
 /** Opens the configured database: DATABASE_URL, a running server's embedded database, or PGlite directly. */
-export async function openDatabase(config: Config, options: OpenOptions): Promise<Database> {
+export async function openDatabase(config: Settings, options: OpenOptions): Promise<Database> {
   let clientUrl = config.databaseUrl;
   let embedded: EmbeddedDatabase | null = null;
   if (!clientUrl && !options.inMemory) {

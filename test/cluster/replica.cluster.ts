@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
+import { prepareConfig } from '../../src/local-config.js';
 import { initOrm } from '../../src/db/database.js';
 import { createServices, type Services } from '../../src/services.js';
 import { GatewayProcess } from '../model/gateway-process.js';
@@ -39,7 +40,7 @@ describe('analysts off the primary (DATABASE_READ_URL on a real streaming replic
     };
     gateway = await GatewayProcess.start(env);
     const orm = await initOrm(pg.primary.url(DB), 2);
-    operator = createServices(loadConfig({ ...env, LOG_LEVEL: 'silent' }), orm, pino({ level: 'silent' }));
+    operator = createServices(prepareConfig(loadConfig({ ...env, LOG_LEVEL: 'silent' })), orm, pino({ level: 'silent' }));
     closeOperator = async () => {
       await operator.close();
       await orm.close(true);

@@ -284,6 +284,29 @@ describe('GET /api/credit-history.csv', () => {
     }
   });
 
+  it('takes exactly the date-times the GraphQL DateTime scalar takes: one parser for both doors', async () => {
+    const a = await h.account({ credits: 1 });
+    const cases: [text: string, valid: boolean][] = [
+      ['2024-02-29T00:00:00Z', true], // a leap day
+      ['2000-02-29T12:00:00.5+05:30', true],
+      ['2026-01-01t00:00:00z', true], // RFC 3339 allows lower-case t and z
+      ['2023-02-29T00:00:00Z', false],
+      ['1900-02-29T00:00:00Z', false], // 1900 was not a leap year
+      ['2026-04-31T00:00:00Z', false],
+      ['2026-13-01T00:00:00Z', false],
+      ['2026-01-01T24:00:00Z', false],
+      ['2026-01-01T00:00:00+24:00', false],
+      ['2026-01-01 00:00:00Z', false],
+      ['2026-01-01T00:00Z', false],
+    ];
+    for (const [text, valid] of cases) {
+      const rest = await get(`/api/credit-history.csv?from=${encodeURIComponent(text)}`, a.key);
+      const gql = await h.gql('query($from: DateTime) { creditHistory(from: $from, first: 1) { edges { node { id } } } }', { from: text }, a.key);
+      expect({ text, rest: rest.statusCode, graphql: gql.errors ? 'refused' : 'taken' }).toEqual({ text, rest: valid ? 200 : 400, graphql: valid ? 'taken' : 'refused' });
+      if (!valid) expect({ text, code: rest.json().error.code, details: Object.keys(rest.json().error.details) }).toEqual({ text, code: 'INVALID_INPUT', details: ['from'] });
+    }
+  });
+
   it('answers 401 UNAUTHENTICATED without a valid key', async () => {
     const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer mg_live_nope_nope' }, { authorization: 'Basic Zm9vOmJhcg==' }];
     for (const headers of attempts) {

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.js';
+import { prepareConfig } from '../../src/local-config.js';
 import { createServices } from '../../src/services.js';
 import { startFakeOpenAi, verboseJsonFixture } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
@@ -136,7 +137,7 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
     site = await startFakeSite();
     site.file('/m.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
     site.file('/talk.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
-    services = createServices(loadConfig({ NODE_ENV: 'test', API_KEY_PEPPER: PEPPER, MEDIAGATE_DATA_DIR: dataDir }), db.orm, pino({ level: 'silent' }));
+    services = createServices(prepareConfig(loadConfig({ NODE_ENV: 'test', API_KEY_PEPPER: PEPPER, MEDIAGATE_DATA_DIR: dataDir })), db.orm, pino({ level: 'silent' }));
   });
   afterEach(() => {
     for (const child of children) child.kill('SIGKILL');

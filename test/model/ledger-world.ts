@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
+import { prepareConfig } from '../../src/local-config.js';
 import { createServices, type Services } from '../../src/services.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
@@ -121,7 +122,7 @@ export class World {
       FFMPEG_PATH: process.env.FFMPEG_PATH ?? 'ffmpeg',
       FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
     };
-    const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
+    const config = prepareConfig(loadConfig({ ...env, LOG_LEVEL: 'silent' }));
     const operator = createServices(config, db.orm, pino({ level: 'silent' }));
     // One connection: on the embedded database every connection is one more session of the same PGlite.
     const sql = new pg.Pool({ connectionString: db.clientUrl, max: 1 });

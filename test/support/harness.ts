@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { prepareConfig } from '../../src/local-config.js';
 import type { Notifications } from '../../src/db/notifications.js';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { createServices, startWorkers, type Services } from '../../src/services.js';
@@ -48,13 +49,13 @@ export async function createHarness(
   logger: Logger = pino({ level: 'silent' }),
   options: { queue?: boolean; database?: TestDatabaseKind; severable?: boolean } = {},
 ): Promise<Harness> {
-  const config = loadConfig({
+  const config = prepareConfig(loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     API_KEY_PEPPER: TEST_PEPPER,
     MEDIAGATE_DATA_DIR: '/tmp/mediagate-test-unused',
     ...env,
-  });
+  }));
   // After the configuration: a refused configuration leaves no database behind.
   const db = await createTestDatabase(options.database, { severable: options.severable });
   await db.notifications.start(logger);

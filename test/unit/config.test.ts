@@ -1,7 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_VARIABLES, ConfigError, loadConfig, readConfig, SECRET_VARIABLES } from '../../src/config.js';
+import { prepareConfig } from '../../src/local-config.js';
 
 describe('configuration', () => {
   it('lists every problem at once', () => {
@@ -18,7 +19,7 @@ describe('configuration', () => {
 
   it('lists the rules between variables beside the problems of single variables, each once', () => {
     const reading = readConfig({ NODE_ENV: 'production', PORT: 'x', OIDC_AUDIENCE: 'a', PARSE_PROVIDERS: 'cobalt', TRANSCRIBE_PROVIDERS: 'deepgram,nope', API_KEY_PEPPER: 'short' });
-    expect(reading.config).toBeNull();
+    expect(reading.settings).toBeNull();
     expect(reading.problems.map((p) => p.field).sort()).toEqual(['API_KEY_PEPPER', 'COBALT_API_URL', 'OIDC_ISSUER', 'PORT', 'TRANSCRIBE_PROVIDERS.1']);
     // A pepper that is too short is one problem, not also "required in production"; an invalid provider list waits.
     expect(reading.problems.find((p) => p.field === 'API_KEY_PEPPER')?.message).toMatch(/at least 32/);
@@ -50,7 +51,7 @@ describe('configuration', () => {
   });
 
   it('has the contract’s defaults', () => {
-    const c = loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: '/nonexistent/pocketsphinx_continuous' });
+    const c = prepareConfig(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: '/nonexistent/pocketsphinx_continuous' }));
     expect(c).toMatchObject({
       host: '0.0.0.0',
       port: 4000,
@@ -70,8 +71,10 @@ describe('configuration', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
     const fake = join(dir, 'pocketsphinx_continuous');
     writeFileSync(fake, '#!/bin/sh\n', { mode: 0o755 });
-    expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake }).transcribeProviders).toEqual(['local']);
-    expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake, TRANSCRIBE_PROVIDERS: 'openai,local' }).transcribeProviders).toEqual(['openai', 'local']);
+    // Reading alone does not look: the process that starts does (prepareConfig).
+    expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake }).transcribeProviders).toBeNull();
+    expect(prepareConfig(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake })).transcribeProviders).toEqual(['local']);
+    expect(prepareConfig(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake, TRANSCRIBE_PROVIDERS: 'openai,local' })).transcribeProviders).toEqual(['openai', 'local']);
   });
 
   it('reads the account area settings: PUBLIC_URL, login link and session lengths, the page’s OIDC client', () => {
@@ -105,5 +108,21 @@ describe('configuration', () => {
     const entry = 'must be an IP address or CIDR range (or loopback, linklocal, uniquelocal); the list is separated by commas';
     expect(said('10.0.0.1,proxy.internal,10.0.0.0/33,1.2.3,')).toEqual([`TRUST_PROXY.1: ${entry}`, `TRUST_PROXY.2: ${entry}`, `TRUST_PROXY.3: ${entry}`, `TRUST_PROXY.4: ${entry}`]);
     expect(said('true')).toEqual([`TRUST_PROXY.0: ${entry}`]);
+  });
+
+  it('reads without writing: the pepper is kept in the data directory only when the process prepares it', () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'cfg-')), 'data');
+    const settings = loadConfig({ MEDIAGATE_DATA_DIR: dataDir });
+    expect(settings.apiKeyPepper).toBeNull();
+    expect(existsSync(dataDir)).toBe(false);
+    const first = prepareConfig(settings).apiKeyPepper;
+    expect(first).toMatch(/^[\w-]{43}$/);
+    expect(readFileSync(join(dataDir, 'api-key-pepper'), 'utf8').trim()).toBe(first);
+    // The same one on the next start, so keys made before still match.
+    expect(prepareConfig(loadConfig({ MEDIAGATE_DATA_DIR: dataDir })).apiKeyPepper).toBe(first);
+    // Set, it is used as given and nothing is written.
+    const other = join(dataDir, 'other');
+    expect(prepareConfig(loadConfig({ MEDIAGATE_DATA_DIR: other, API_KEY_PEPPER: 'q'.repeat(32) })).apiKeyPepper).toBe('q'.repeat(32));
+    expect(existsSync(other)).toBe(false);
   });
 });

@@ -230,7 +230,7 @@ function composeProblems(text: string, readme: string): string[] {
         if (!config.databaseUrl?.includes('@postgres:')) problems.push(`${name} does not use the postgres service`);
         if (label === 'the profiles') {
           if (new URL(config.cobalt.apiUrl ?? 'http://none').hostname !== 'cobalt') problems.push(`${name} does not reach the cobalt service`);
-          if (new URL(config.openai.baseUrl).hostname !== 'whisper' || config.transcribeProviders[0] !== 'openai') problems.push(`${name} does not transcribe with the whisper service first`);
+          if (new URL(config.openai.baseUrl).hostname !== 'whisper' || config.transcribeProviders?.[0] !== 'openai') problems.push(`${name} does not transcribe with the whisper service first`);
           const preload = environmentOf(services.whisper ?? {}).PRELOAD_MODELS ?? '[]';
           if (!(JSON.parse(interpolate(preload, vars)) as string[]).includes(config.openai.model)) problems.push('the whisper service does not load the model the gateway asks for');
         }

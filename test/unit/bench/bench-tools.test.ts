@@ -3,10 +3,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ledgerProblems, type LedgerTotals } from '../../../src/bench/bench-data.js';
-import { summarizeProfile } from '../../../src/bench/cpu-profile.js';
-import { runLoad } from '../../../src/bench/load.js';
-import { targets, type Row } from '../../../src/bench/scenarios.js';
+import { ledgerProblems, type LedgerTotals } from '../../../bench/bench-data.js';
+import { summarizeProfile } from '../../../bench/cpu-profile.js';
+import { runLoad } from '../../../bench/load.js';
+import { targets, type Row } from '../../../bench/scenarios.js';
 
 describe('the bench load', () => {
   it('drains: every request the server finished was answered to the load, so a ledger can be checked to the credit', async () => {

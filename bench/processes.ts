@@ -2,7 +2,7 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { serveNodeFlags } from '../cli/node-flags.js';
+import { serveNodeFlags } from '../src/cli/node-flags.js';
 
 /** A process the bench started: its pid (for its memory) and how to end it. */
 export interface BenchProcess {
@@ -12,6 +12,11 @@ export interface BenchProcess {
   /** SIGTERM, then SIGKILL after a grace period; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
+
+// The bench runs from dist-bench/bench/ (bench/tsconfig.json); the gateway it measures is the
+// product's own build in dist/ (`npm run build`), started with npm start's flags from package.json.
+const GATEWAY_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const GATEWAY_FLAGS = serveNodeFlags(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
 
 const started = new Set<ChildProcess>();
 // Whatever way the bench ends, it leaves none of its servers behind.
@@ -31,13 +36,13 @@ export async function forkServer(module: string, env: NodeJS.ProcessEnv, nodeFla
 }
 
 /**
- * Starts `mediagate serve` from dist/ as `npm start` does (its Node flags included), with its output
+ * Starts `mediagate serve` from the product's dist/ as `npm start` does (its Node flags included), with its output
  * in `logFile`, and waits until /readyz answers. `nodeFlags` go to Node too (--cpu-prof, --import).
  */
 export async function startGateway(env: NodeJS.ProcessEnv, logFile: string, nodeFlags: string[] = []): Promise<BenchProcess> {
   const port = await freePort();
   const log = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [...serveNodeFlags(), ...nodeFlags, fileURLToPath(new URL('../cli/main.js', import.meta.url)), 'serve'], {
+  const child = spawn(process.execPath, [...GATEWAY_FLAGS, ...nodeFlags, GATEWAY_MAIN, 'serve'], {
     env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', log, log],
   });

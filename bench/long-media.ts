@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { extractAudio, runTool } from '../media/ffmpeg.js';
+import { extractAudio, runTool } from '../src/media/ffmpeg.js';
 
 /** Sound with a pause every few seconds, like speech, as 64 kbit/s MP3. */
 export async function makeLongMedia(dir: string, minutes: number, ffmpegPath: string): Promise<string> {

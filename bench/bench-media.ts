@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { runTool } from '../media/ffmpeg.js';
+import { runTool } from '../src/media/ffmpeg.js';
 
 /**
  * The media of the ordinary pages: real files made by ffmpeg, one of each layout a parse meets,

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { Agent, request } from 'undici';
-import { keyMatches, parseKey } from '../modules/api-keys/api-key.format.js';
+import { keyMatches, parseKey } from '../src/modules/api-keys/api-key.format.js';
 import { announce, PAGE_CONNECTIONS, PAGE_REQUEST_HEADERS, readBody, sendJson } from './bench-http.js';
 
 /**

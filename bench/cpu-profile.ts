@@ -123,5 +123,7 @@ function areaOf(url: string, functionName: string): string {
   if (url.startsWith('node:')) return 'node internals';
   const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (pkg) return pkg[1];
-  return url.includes('/dist/') ? 'mediagate' : 'other';
+  // The bench's build (dist-bench/) holds its own servers and copies of the few gateway modules they use.
+  if (url.includes('/dist-bench/bench/')) return 'bench';
+  return url.includes('/dist/') || url.includes('/dist-bench/src/') ? 'mediagate' : 'other';
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { generateKey, hashKey } from '../modules/api-keys/api-key.format.js';
+import { generateKey, hashKey } from '../src/modules/api-keys/api-key.format.js';
 
 /** The gateway's tables the parse path touches; the reference gets its own copy of each. */
 const PIPELINE_TABLES = ['account', 'membership', 'api_key', 'credit_balance', 'job', 'credit_entry'];
