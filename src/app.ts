@@ -3,6 +3,7 @@ import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { NonEmptyArray } from 'type-graphql';
 import { AppError } from './errors.js';
 import { documentCache } from './graphql/documents.js';
 import { formatGraphqlError } from './graphql/errors.js';
@@ -13,25 +14,27 @@ import { operationLimits } from './graphql/limits.js';
 import { buildGraphqlSchema } from './graphql/schema.js';
 import { registerSubscriptions } from './graphql/websocket.js';
 import { trustFunction } from './net/client-address.js';
-import { toErrorResponse, writeClientError } from './rest/error-body.js';
-import { registerDraining } from './rest/draining.js';
-import { registerRateLimits } from './rest/rate-limit.js';
+import { toErrorResponse, writeClientError } from './http/error-body.js';
+import { registerDraining } from './http/draining.js';
+import { registerRateLimits } from './http/rate-limit.js';
 import { registerAccountPage } from './rest/account-page.js';
 import { registerDocsPage } from './rest/docs-page.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { registerSessionRoutes } from './rest/session.routes.js';
-import type { Services } from './services.js';
+import type { Services } from './modules/services.js';
 import { enterRequest } from './request-scope.js';
 
 export interface AppDeps {
   services: Services;
   orm: MikroORM;
+  /** The GraphQL door's resolvers (the composition root's list). */
+  resolvers: NonEmptyArray<Function>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** The HTTP server with both doors; used by `mediagate serve` and by the tests. */
-export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<FastifyInstance> {
   const { config, log } = services;
   const trustProxy = trustFunction(config.trustProxy);
   const app = Fastify({
@@ -109,7 +112,7 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     }
   });
 
-  const schema = await buildGraphqlSchema();
+  const schema = await buildGraphqlSchema(resolvers);
   const operations = operationLimits(config.graphql);
   const documents = documentCache(schema, operations, config.graphql);
   const formatError = formatGraphqlError(log);

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { parseAllowHosts } from './net/address-policy.js';
-import { isProxyAddress } from './net/client-address.js';
+import { isProxyAddress, parseAllowHosts } from './addresses.js';
 
 const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt', 'ytdlp'] as const;
 const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'deepgram', 'assemblyai', 'local'] as const;

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { migrate, openDatabase, type Database } from './db/database.js';
+import type { Database } from './db/database.js';
 import { createLogger } from './logger.js';
-import { JobQueue } from './modules/jobs/job-queue.js';
-import { createServices, startWorkers, type Services } from './services.js';
+import type { JobQueue } from './modules/jobs/job-queue.js';
+import { composeProcess, createHttpApp, type Services } from './root.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -28,18 +27,10 @@ const INTERRUPT_MS = 2000;
 
 /** Opens the database, migrates, starts HTTP and the sweeper. What `mediagate serve` runs. */
 export async function startServer(config: Config, log: Logger = createLogger(config)): Promise<RunningServer> {
-  const db = await openDatabase(config, { announce: true });
-  const applied = await migrate(db.orm, { lock: !db.embedded });
-  if (applied.length) log.info({ migrations: applied }, 'database migrated');
-  await db.notifications.start(log);
-  // Queued transcriptions: durable in PostgreSQL, worked by every serving instance.
-  const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
-  await queue.start();
-  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot, db.read);
-  await startWorkers(services, queue);
-  const app = await buildApp({ services, orm: db.orm });
+  const { db, queue, services } = await composeProcess(config, log, { announce: true });
+  const app = await createHttpApp(services, db.orm);
   const sweep = () =>
-    services.jobControl.sweep().then(
+    services.jobs.sweep().then(
       (n) => n && log.warn({ jobs: n }, 'failed jobs past their deadline and released their holds'),
       (err) => log.error({ err }, 'sweep failed'),
     );
@@ -66,13 +57,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
 
 /** Opens the database, migrates and works queued transcriptions and webhook deliveries. What `mediagate worker` runs. */
 export async function startWorker(config: Config, log: Logger = createLogger(config)): Promise<RunningWorker> {
-  const db = await openDatabase(config);
-  await migrate(db.orm, { lock: !db.embedded });
-  await db.notifications.start(log);
-  const queue = new JobQueue(db.clientUrl, log, config.webhooks.retryDelaySeconds);
-  await queue.start();
-  const services = createServices(config, db.orm, log, queue, db.notifications, db.hot, db.read);
-  await startWorkers(services, queue);
+  const { db, queue, services } = await composeProcess(config, log);
   log.info({ concurrency: config.workerConcurrency }, 'mediagate worker is waiting for queued transcriptions');
   return { services, db, stop: () => shutdown({ config, log, queue, services, db }) };
 }
@@ -89,7 +74,7 @@ async function shutdown(parts: { config: Config; log: Logger; app?: FastifyInsta
   const http = app?.close() ?? Promise.resolve();
   const finished = Promise.all([http, queue.drain()]);
   if (!(await settlesWithin(finished, config.shutdownGraceMs))) {
-    const interrupted = services.jobControl.interruptRunning();
+    const interrupted = services.jobs.interruptRunning();
     log.warn({ interrupted, graceSeconds: config.shutdownGraceMs / 1000 }, 'grace period over: interrupting the work still running');
     if (!(await settlesWithin(finished, INTERRUPT_MS))) {
       // Whatever still holds a connection (a response that will not end) is cut.

@@ -6,7 +6,7 @@ import { prepareConfig } from '../local-config.js';
 import { AppError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { shutdownTelemetry, startTelemetry } from '../telemetry.js';
-import type { Services } from '../services.js';
+import type { Services } from '../modules/services.js';
 import { registerClientCommands } from './client-commands.js';
 
 /**
@@ -16,7 +16,7 @@ import { registerClientCommands } from './client-commands.js';
 const serverSide = async () => {
   const [database, services, queue, server] = await Promise.all([
     import('../db/database.js'),
-    import('../services.js'),
+    import('../root.js'),
     import('../modules/jobs/job-queue.js'),
     import('../server.js'),
   ]);
@@ -37,16 +37,12 @@ const int = (label: string) => (v: string) => {
 async function withServices<T>(fn: (s: Services, config: Config) => Promise<T>): Promise<void> {
   const config = prepareConfig(loadConfig());
   const log = createLogger({ logLevel: process.env.LOG_LEVEL ?? 'warn' });
-  const { openDatabase, migrate, createServices } = await serverSide();
-  const db = await openDatabase(config);
+  const { composeOperator } = await serverSide();
+  const operator = await composeOperator(config, log);
   try {
-    await migrate(db.orm, { lock: !db.embedded });
-    const services = createServices(config, db.orm, log, undefined, undefined, db.hot);
-    const out = await fn(services, config);
-    print(out);
-    await services.close();
+    print(await fn(operator.services, config));
   } finally {
-    await db.close();
+    await operator.close();
   }
 }
 
@@ -109,8 +105,8 @@ program
   .description('apply pending database migrations')
   .action(async () => {
     const config = loadConfig();
-    const { openDatabase, migrate } = await serverSide();
-    const db = await openDatabase(config);
+    const { openProductDatabase, migrate } = await serverSide();
+    const db = await openProductDatabase(config);
     try {
       print({ applied: await migrate(db.orm, { lock: !db.embedded }) });
     } finally {

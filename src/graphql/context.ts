@@ -1,5 +1,5 @@
-import type { RequestContext } from '../modules/auth.js';
-import type { Services } from '../services.js';
+import type { RequestContext } from '../http/credentials.js';
+import type { Services } from '../modules/services.js';
 import { createLoaders, type LoaderOptions, type Loaders } from './loaders.js';
 
 /** The GraphQL context: the same request context the REST shims use, plus the services. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, type ExecutionResult, type GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { httpRequestContext } from '../modules/auth.js';
-import type { Services } from '../services.js';
+import { httpRequestContext } from '../http/credentials.js';
+import type { Services } from '../modules/services.js';
 import { createGqlContext } from './context.js';
 import type { DocumentCache } from './documents.js';
 import type { Executor } from './jit-executor.js';

@@ -1,5 +1,4 @@
 import DataLoader from 'dataloader';
-import { isAnalyst } from '../modules/access.js';
 import type { AccountView } from '../modules/accounts/account.service.js';
 import type { ApiKey } from '../modules/api-keys/api-key.entity.js';
 import type { Principal } from '../modules/api-keys/api-key.service.js';
@@ -7,7 +6,7 @@ import type { OperationUsage } from '../modules/credits/account-usage.repository
 import type { CreditEntry } from '../modules/credits/credit-entry.entity.js';
 import type { Job } from '../modules/jobs/job.entity.js';
 import type { WebhookAttempt } from '../modules/webhooks/webhook.service.js';
-import type { Services } from '../services.js';
+import type { Services } from '../modules/services.js';
 
 /**
  * The related rows field resolvers reach for, batched: every `load` made while one level of a
@@ -38,12 +37,8 @@ export interface LoaderOptions {
 }
 
 export function createLoaders(services: Services, principal: () => Promise<Principal>, { cache = true }: LoaderOptions = {}): Loaders {
-  // The loaders read only what the caller may see: their own account's rows, or anyone's for
-  // analysts and admins. Resolvers check first and answer FORBIDDEN; this is the second lock.
-  const onlyAccount = async () => {
-    const p = await principal();
-    return isAnalyst(p) ? null : p.accountId;
-  };
+  // The services read only what the caller may see (their own account's rows, or anyone's for
+  // analysts and admins). Resolvers check first and answer FORBIDDEN; that is the second lock.
   const options = { cache };
   const windows = new Map<string, DataLoader<string, OperationUsage[]>>();
   // Each loader is made when first read: most operations (a parse, `me`) need none of them.
@@ -55,23 +50,23 @@ export function createLoaders(services: Services, principal: () => Promise<Princ
 
   return {
     get account() {
-      return (account ??= new DataLoader(async (ids) => byKey(ids, await services.accounts.viewMany(ids, await onlyAccount()), (a) => a.id), options));
+      return (account ??= new DataLoader(async (ids) => byKey(ids, await services.accounts.viewMany(await principal(), ids), (a) => a.id), options));
     },
     get job() {
-      return (job ??= new DataLoader(async (ids) => byKey(ids, await services.jobs.getMany(ids, await onlyAccount()), (j) => j.id), options));
+      return (job ??= new DataLoader(async (ids) => byKey(ids, await services.jobs.many(await principal(), ids), (j) => j.id), options));
     },
     get apiKeys() {
       return (apiKeys ??= new DataLoader(
-        async (ids) => groupByKey(ids, await services.apiKeys.listForAccounts(ids, await onlyAccount()), (k) => k.accountId),
+        async (ids) => groupByKey(ids, await services.apiKeys.listForAccounts(await principal(), ids), (k) => k.accountId),
         options,
       ));
     },
     get creditEntries() {
-      return (creditEntries ??= new DataLoader(async (ids) => groupByKey(ids, await services.history.forJobs(ids, await onlyAccount()), (e) => e.jobId!), options));
+      return (creditEntries ??= new DataLoader(async (ids) => groupByKey(ids, await services.creditHistory.forJobs(await principal(), ids), (e) => e.jobId!), options));
     },
     get webhookAttempts() {
       return (webhookAttempts ??= new DataLoader(async (ids) => {
-        const byJob = await services.webhooks.attemptsForJobs(ids, await onlyAccount());
+        const byJob = await services.webhooks.attemptsForJobs(await principal(), ids);
         return ids.map((id) => byJob.get(id) ?? []);
       }, options));
     },
@@ -80,7 +75,7 @@ export function createLoaders(services: Services, principal: () => Promise<Princ
       let loader = windows.get(window);
       if (!loader) {
         loader = new DataLoader(
-          async (ids) => groupByKey(ids, await services.accountUsage.byOperation(ids, { from, to }, await onlyAccount()), (u) => u.accountId),
+          async (ids) => groupByKey(ids, await services.creditHistory.usageOfAccounts(await principal(), ids, { from, to }), (u) => u.accountId),
           options,
         );
         windows.set(window, loader);

@@ -1,13 +1,7 @@
 import { createPubSub } from '@graphql-yoga/subscription';
-import { buildSchema } from 'type-graphql';
+import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
-import { AccountResolver } from './accounts/account.resolver.js';
-import { ApiKeyResolver } from './api-keys/api-key.resolver.js';
-import { CreditResolver, JobCreditsResolver } from './credits/credit.resolver.js';
-import { JobResolver } from './jobs/job.resolver.js';
-import { ParseResolver, resolveParse } from './parse/parse.resolver.js';
-import { TranscriptionResolver } from './transcription/transcription.resolver.js';
-import { JobWebhookResolver, WebhookSecretResolver } from './webhooks/webhook.resolver.js';
+import { resolveParse } from './parse/parse.resolver.js';
 import { enforceScopes } from './scopes.js';
 
 let cached: Promise<GraphQLSchema> | undefined;
@@ -41,10 +35,10 @@ function describeRoots(schema: GraphQLSchema): GraphQLSchema {
   return schema;
 }
 
-/** The executable schema (built once per process: type-graphql's metadata is global). */
-export function buildGraphqlSchema(): Promise<GraphQLSchema> {
+/** The executable schema of these resolvers (built once per process: type-graphql's metadata is global). */
+export function buildGraphqlSchema(resolvers: NonEmptyArray<Function>): Promise<GraphQLSchema> {
   cached ??= buildSchema({
-    resolvers: [AccountResolver, ApiKeyResolver, CreditResolver, JobCreditsResolver, JobResolver, JobWebhookResolver, ParseResolver, TranscriptionResolver, WebhookSecretResolver],
+    resolvers,
     // Inputs are validated by the services, identically for both doors.
     validate: false,
     // jobUpdated reads the job rows itself (so it sees every instance's work); type-graphql still

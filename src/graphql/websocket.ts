@@ -9,10 +9,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { AppError, isAppError } from '../errors.js';
 import type { Principal } from '../modules/api-keys/api-key.service.js';
 import type { Credentials } from '../modules/auth.js';
+import { sessionIdFrom } from '../http/credentials.js';
 import { clientAddress, type TrustFunction } from '../net/client-address.js';
-import { writeSocketError } from '../rest/error-body.js';
-import { rateLimitHeaders, type RateLimits } from '../rest/rate-limit.js';
-import type { Services } from '../services.js';
+import { writeSocketError } from '../http/error-body.js';
+import { rateLimitHeaders, type RateLimits } from '../http/rate-limit.js';
+import type { Services } from '../modules/services.js';
 import { createGqlContext } from './context.js';
 import type { DocumentCache } from './documents.js';
 
@@ -149,7 +150,7 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
       connectionInitWaitTimeout: CONNECTION_INIT_TIMEOUT_MS,
       onConnect: async (ctx: Context<Record<string, unknown> | undefined, Extra>) => {
         const { socket } = ctx.extra;
-        const credentials = credentialsOf(ctx);
+        const credentials = credentialsOf(ctx, services.auth.sessionCookieName);
         try {
           const principal = await services.auth.authenticate(credentials);
           if (socket.readyState !== socket.OPEN) return false;
@@ -224,14 +225,14 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
 }
 
 /** What a socket presents: its connection parameters first, then the upgrade request's headers. */
-function credentialsOf(ctx: Context<Record<string, unknown> | undefined, Extra>): Credentials {
+function credentialsOf(ctx: Context<Record<string, unknown> | undefined, Extra>, sessionCookie: string | null): Credentials {
   const params = ctx.connectionParams ?? {};
   const fromParams = params.Authorization ?? params.authorization;
   const { headers } = ctx.extra.request;
   const csrf = params['x-csrf-token'] ?? params.csrfToken;
   return {
     authorization: typeof fromParams === 'string' ? fromParams : headers.authorization,
-    cookie: headers.cookie,
+    sessionId: sessionCookie ? sessionIdFrom(headers.cookie, sessionCookie) : undefined,
     csrfToken: typeof csrf === 'string' ? csrf : undefined,
   };
 }

@@ -1,5 +1,5 @@
 import { AppError } from '../errors.js';
-import type { Principal } from './api-keys/api-key.service.js';
+import type { Principal } from './principal.js';
 
 /** The work operations (parse, transcribe, jobs) need an active membership. */
 export function requireMembership(principal: Principal): void {
@@ -25,4 +25,15 @@ export function requireAnalyst(principal: Principal): void {
 /** An account's own rows are its holder's; anyone else's are for analysts and admins. */
 export function requireAccountAccess(principal: Principal, accountId: string): void {
   if (accountId !== principal.accountId) requireAnalyst(principal);
+}
+
+/** Whose rows a caller's reads may reach: null for analysts and admins (every account), else the caller's own account. */
+export function readableAccount(principal: Principal): string | null {
+  return isAnalyst(principal) ? null : principal.accountId;
+}
+
+/** The account a read is about: the caller's own by default; another one only for analysts and admins (FORBIDDEN otherwise). */
+export function accountToRead(principal: Principal, accountId: string | null | undefined): string {
+  if (accountId) requireAccountAccess(principal, accountId);
+  return accountId ?? principal.accountId;
 }

@@ -1,6 +1,7 @@
 import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
+
 /**
  * Which addresses a caller's URL may reach: public unicast only. Everything else (loopback,
  * private, link-local and cloud metadata, CGNAT, unique-local, multicast, reserved, and IPv6 forms
@@ -80,31 +81,3 @@ export function isPublicAddress(address: string): boolean {
   return v6.range() === 'unicast';
 }
 
-/**
- * Normalises FETCH_ALLOW_HOSTS entries to the `host:port` keys hostPortOf produces (lower-case,
- * IPv6 compressed in brackets, numeric port). Throws on an entry that is not host:port.
- */
-export function parseAllowHosts(entries: readonly string[]): Set<string> {
-  const keys = new Set<string>();
-  for (const raw of entries) {
-    const entry = raw.trim();
-    if (!entry) continue;
-    const m = /^(.+):(\d{1,5})$/.exec(entry);
-    let host: string | undefined;
-    try {
-      host = m ? new URL(`http://${m[1]}/`).hostname : undefined;
-    } catch {
-      host = undefined;
-    }
-    const port = m ? Number(m[2]) : NaN;
-    if (!host || !m || port < 1 || port > 65535) throw new Error(`FETCH_ALLOW_HOSTS entry "${entry}" is not host:port.`);
-    keys.add(`${host}:${port}`);
-  }
-  return keys;
-}
-
-/** The `host:port` key of a URL, as parseAllowHosts spells it (default port by scheme). */
-export function hostPortOf(url: URL): string {
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  return `${url.hostname.toLowerCase()}:${port}`;
-}

@@ -6,7 +6,8 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, buildConnector, request as undiciRequest, type Dispatcher } from 'undici';
 import { AppError } from '../errors.js';
-import { hostPortOf, isPublicAddress, parseAllowHosts } from './address-policy.js';
+import { hostPortOf, parseAllowHosts } from '../addresses.js';
+import { isPublicAddress } from './address-policy.js';
 import { FetchError } from './fetch-error.js';
 
 export interface GuardedClientOptions {

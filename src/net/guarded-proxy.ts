@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, isIP, type AddressInfo, type Socket } from 'node:net';
-import { isPublicAddress, parseAllowHosts } from './address-policy.js';
+import { parseAllowHosts } from '../addresses.js';
+import { isPublicAddress } from './address-policy.js';
 
 /** A forward proxy for one external program's run, and what it refused. */
 export interface GuardedProxy {

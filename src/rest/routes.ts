@@ -1,14 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { requireScope } from '../modules/access.js';
 import type { Principal } from '../modules/api-keys/api-key.service.js';
-import { httpRequestContext } from '../modules/auth.js';
-import { exportCreditHistoryCsv } from '../modules/credits/credit-history.export.js';
+import { httpRequestContext } from '../http/credentials.js';
 import type { Job } from '../modules/jobs/job.entity.js';
 import { toJobBody } from '../modules/jobs/job.view.js';
 import { toSrt, toVtt } from '../modules/transcription/subtitles.js';
 import type { TranscriptSegment } from '../providers/transcription/transcription.types.js';
-import type { Services } from '../services.js';
+import type { Services } from '../modules/services.js';
 import { SUBTITLE_CONTENT_TYPES, negotiateFormat } from './subtitle-negotiation.js';
 
 /** The contract's cap on REST bodies. */
@@ -32,7 +30,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
     if (/\brespond-async\b/i.test(String(req.headers.prefer ?? ''))) {
       // RFC 7240: answer at once with the job to poll.
       const jobId = await services.transcription.start(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
-      const job = await jobBody(services, principal, await services.jobs.get(principal.accountId, jobId));
+      const job = await jobBody(services, principal, await services.jobs.started(principal, jobId));
       return reply.status(202).header('location', `/api/jobs/${jobId}`).header('preference-applied', 'respond-async').send(job);
     }
     const result = await services.transcription.transcribe(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
@@ -42,20 +40,19 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
 
   app.get<{ Params: { id: string } }>('/api/jobs/:id', async (req) => {
     const principal = await ctx(req).principal();
-    requireScope(principal, 'read');
-    return jobBody(services, principal, await services.jobs.get(principal.accountId, req.params.id));
+    return jobBody(services, principal, await services.jobs.forCaller(principal, req.params.id));
   });
 
   // cancelJob's door: the same service call, answered with the job as GET shows it.
   app.post<{ Params: { id: string } }>('/api/jobs/:id/cancel', async (req) => {
     const principal = await ctx(req).principal();
-    return jobBody(services, principal, await services.jobControl.cancel(principal, req.params.id));
+    return jobBody(services, principal, await services.jobs.cancel(principal, req.params.id));
   });
 
   // The creditHistory query as a CSV download, streamed: errors before the first byte are error bodies.
   app.get('/api/credit-history.csv', async (req, reply) => {
     const principal = await ctx(req).principal();
-    const csv = await exportCreditHistoryCsv(services.history, principal, req.query as Record<string, unknown>);
+    const csv = await services.creditHistory.exportCsv(principal, req.query as Record<string, unknown>);
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="${csv.filename}"`)
@@ -67,11 +64,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
     const m = /^(.+)\.(srt|vtt)$/.exec((req.params as unknown as { file: string }).file);
     if (!m) throw new AppError('NOT_FOUND', 'Ask for /api/transcriptions/{id}.srt or .vtt.');
     const principal = await ctx(req).principal();
-    requireScope(principal, 'read');
-    const job = await services.jobs.get(principal.accountId, m[1]);
-    if (job.operation !== 'TRANSCRIBE' || job.status !== 'SUCCEEDED' || !job.result) {
-      throw new AppError('NOT_FOUND', 'No finished transcription with this id.');
-    }
+    const job = await services.jobs.finishedTranscription(principal, m[1]);
     return sendSubtitles(reply, m[2] as 'srt' | 'vtt', (job.result.segments ?? []) as TranscriptSegment[]);
   });
 }

@@ -1,9 +1,10 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
-import { credentialsOf, mayChange, sessionIdFrom } from '../modules/auth.js';
+import { credentialsOf, sessionIdFrom } from '../http/credentials.js';
+import { mayChange } from '../modules/auth.js';
 import { CSRF_HEADER, type SessionView } from '../modules/sessions/session.service.js';
-import type { Services } from '../services.js';
+import type { Services } from '../modules/services.js';
 
 /**
  * The account area's sign-in, and what its page needs to start:
@@ -54,7 +55,7 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
     if (!mayChange(req.method) || req.headers.authorization || !(route === '/graphql' || route.startsWith('/api/'))) return;
     if (!sessionIdFrom(req.headers.cookie, cookie.name)) return;
     try {
-      await services.auth.authenticate(credentialsOf(req));
+      await services.auth.authenticate(credentialsOf(req, cookie.name));
     } catch (err) {
       if (route !== '/graphql' || !isAppError(err)) throw err;
       return reply

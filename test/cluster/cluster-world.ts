@@ -10,8 +10,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { prepareConfig } from '../../src/local-config.js';
-import { initOrm } from '../../src/db/database.js';
-import { createServices, type Services } from '../../src/services.js';
+import { openOrm, createServices, type Services } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { GatewayProcess } from '../model/gateway-process.js';
@@ -195,7 +194,7 @@ export class Cluster {
     try {
       cluster.gateways = await Promise.all([cluster.startGateway(), cluster.startGateway()]);
       if (options.worker !== false) cluster.worker = await GatewayProcess.start({ ...env, WORKER_CONCURRENCY: '2' }, 60_000, 'worker');
-      const orm = await initOrm(db.url, 2);
+      const orm = await openOrm(db.url, 2);
       cluster.operator = createServices(prepareConfig(loadConfig({ ...env, LOG_LEVEL: 'silent' })), orm, pino({ level: 'silent' }));
       cluster.closeOperator = async () => {
         await cluster!.operator.close();

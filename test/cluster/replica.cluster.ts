@@ -4,8 +4,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { prepareConfig } from '../../src/local-config.js';
-import { initOrm } from '../../src/db/database.js';
-import { createServices, type Services } from '../../src/services.js';
+import { openOrm, createServices, type Services } from '../../src/root.js';
 import { GatewayProcess } from '../model/gateway-process.js';
 import { TEST_PEPPER } from '../support/harness.js';
 import { gql, send } from './cluster-world.js';
@@ -39,7 +38,7 @@ describe('analysts off the primary (DATABASE_READ_URL on a real streaming replic
       RATE_LIMIT_IP_PER_MINUTE: '1000000',
     };
     gateway = await GatewayProcess.start(env);
-    const orm = await initOrm(pg.primary.url(DB), 2);
+    const orm = await openOrm(pg.primary.url(DB), 2);
     operator = createServices(prepareConfig(loadConfig({ ...env, LOG_LEVEL: 'silent' })), orm, pino({ level: 'silent' }));
     closeOperator = async () => {
       await operator.close();

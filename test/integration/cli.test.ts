@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createTestDatabase } from '../support/test-database.js';
-import { initOrm } from '../../src/db/database.js';
+import { openOrm } from '../../src/root.js';
 import { jest } from '@jest/globals';
 
 // These tests start whole processes (the CLI, a gateway), each opening its own database: seconds of
@@ -67,7 +67,7 @@ describe('mediagate CLI', () => {
 
     if (!db.embedded) {
       // The key is stored only as a hash: the secret appears nowhere in the database.
-      const orm = await initOrm(db.clientUrl, 1);
+      const orm = await openOrm(db.clientUrl, 1);
       const rows = await orm.em.getConnection().execute(`select * from api_key`);
       await orm.close(true);
       expect(JSON.stringify(rows)).not.toContain(key.key.split('_')[3]);

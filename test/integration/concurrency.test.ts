@@ -31,7 +31,7 @@ describe('credits under concurrency', () => {
     expect(results.filter((s) => s === 402)).toHaveLength(attempts - k);
     expect(await h.balance(accountId)).toEqual({ available: 0, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 0, held: 0 });
-    const jobs = await h.services.jobs.list(accountId, 100, null);
+    const jobs = await h.repositories.jobs.list(accountId, 100, null);
     expect(jobs.edges.filter((e) => e.node.status === 'SUCCEEDED')).toHaveLength(k);
     expect(jobs.edges).toHaveLength(k);
   });
@@ -61,10 +61,10 @@ describe('credits under concurrency', () => {
     const jobId = '5b0c1c57-9a3f-4c55-8e36-3c2f8e5f0a02';
     await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation: 'PARSE', input: {}, amount: 4, deadlineAt: new Date(Date.now() - 1000) });
     expect(await h.balance(accountId)).toEqual({ available: 1, held: 4 });
-    expect(await h.services.jobControl.sweep()).toBeGreaterThanOrEqual(1);
+    expect(await h.services.jobs.sweep()).toBeGreaterThanOrEqual(1);
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
-    const job = await h.services.jobs.get(accountId, jobId);
+    const job = await h.repositories.jobs.get(accountId, jobId);
     expect(job.status).toBe('FAILED');
     expect(job.errorCode).toBe('PROVIDER_TIMEOUT');
     // A late success from the crashed worker is refused: it cannot capture a released hold.

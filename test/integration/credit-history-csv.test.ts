@@ -1,3 +1,4 @@
+import { CreditHistoryRepository } from '../../src/modules/credits/credit-history.repository.js';
 import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import pg from 'pg';
@@ -205,7 +206,7 @@ describe('GET /api/credit-history.csv', () => {
     const at = ['2026-02-01T00:00:00.123456Z', '2026-02-01T00:00:00.123456Z', '2026-02-01T00:00:00.123789Z', '2026-02-01T00:00:00.123999Z', '2026-02-01T00:00:00.123001Z', '2026-02-01T00:00:00.123456Z', '2026-02-01T00:00:00.124Z'];
     await entriesAt(a.accountId, at.map((t) => ['ADJUST', t]));
     const all: string[] = [];
-    for await (const batch of h.services.history.batches({ accountId: a.accountId }, 2)) {
+    for await (const batch of h.repositories.history.batches({ accountId: a.accountId }, 2)) {
       expect(batch.length).toBeLessThanOrEqual(2);
       all.push(...batch.map((r) => r.id));
     }
@@ -333,7 +334,7 @@ describe('GET /api/credit-history.csv', () => {
       operation: null,
       reason: 'a reason long enough to fill the pipes',
     }));
-    const spy = jest.spyOn(h.services.history, 'batches').mockImplementation(async function* () {
+    const spy = jest.spyOn(CreditHistoryRepository.prototype, 'batches').mockImplementation(async function* () {
       yield rows;
       throw new Error('connection lost');
     });
@@ -343,7 +344,7 @@ describe('GET /api/credit-history.csv', () => {
       spy.mockRestore();
     }
     // A failure before the first byte is an ordinary error body.
-    const before = jest.spyOn(h.services.history, 'batches').mockImplementation(async function* () {
+    const before = jest.spyOn(CreditHistoryRepository.prototype, 'batches').mockImplementation(async function* () {
       throw new Error('connection refused');
     });
     try {

@@ -113,7 +113,7 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
     // A task the outage cut off between its hold and its settlement keeps the hold until its deadline;
     // the sweeper then releases it. After that: charged exactly the answered successes, nothing held,
     // and the ledger sums.
-    await until(async () => (await h.services.jobControl.sweep(), (await snapshot(h, [accountId])).get(accountId)!.openJobs === 0), 10_000, 250);
+    await until(async () => (await h.services.jobs.sweep(), (await snapshot(h, [accountId])).get(accountId)!.openJobs === 0), 10_000, 250);
     const jobs = await h.sql<{ id: string; status: string; credits_charged: string }>(`select id, status, credits_charged from job where account_id = ?`, [accountId]);
     const charged = jobs.filter((j) => j.status === 'SUCCEEDED').map((j) => j.id);
     expect(new Set(charged)).toEqual(new Set([warm.json().id, again.json().id, ...succeeded.keys()]));

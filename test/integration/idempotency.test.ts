@@ -31,7 +31,7 @@ describe('idempotency keys', () => {
     const gql = await h.gql(`mutation { parse(input: { url: "${site.origin}/v" }, idempotencyKey: "order-1") { id credits { charged balance } } }`, {}, key);
     expect(gql.data.parse).toEqual({ id: first.json().id, credits: { charged: 1, balance: 4 } });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
-    expect((await h.services.jobs.list(accountId, 10, null)).edges).toHaveLength(1);
+    expect((await h.repositories.jobs.list(accountId, 10, null)).edges).toHaveLength(1);
   });
 
   it('refuses the same key with a different body (422) and keys are per account', async () => {

@@ -5,10 +5,8 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { pino } from 'pino';
 import WebSocket from 'ws';
-import { buildApp } from '../../src/app.js';
-import { initOrm } from '../../src/db/database.js';
 import { LISTENER_NAME } from '../../src/db/notifications.js';
-import { createServices } from '../../src/services.js';
+import { createHttpApp, openOrm, createServices } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -33,9 +31,9 @@ const until = async (what: string, done: () => boolean | Promise<boolean>, ms = 
  * worker of the first one only through the database, as between two instances behind a balancer.
  */
 async function secondInstance(h: Harness): Promise<{ url: string; close(): Promise<void> }> {
-  const orm = await initOrm(h.clientUrl, 2);
+  const orm = await openOrm(h.clientUrl, 2);
   const services = createServices(h.config, orm, pino({ level: 'silent' }));
-  const app: FastifyInstance = await buildApp({ services, orm });
+  const app: FastifyInstance = await createHttpApp(services, orm);
   await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,

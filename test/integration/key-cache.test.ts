@@ -1,10 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
-import { initOrm } from '../../src/db/database.js';
 import { BACKSTOP_MS, type Notifications } from '../../src/db/notifications.js';
-import { createServices } from '../../src/services.js';
+import { createHttpApp, openOrm, createServices } from '../../src/root.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { changeUnheard, heardAccount, parseThrough } from '../support/parse-doors.js';
@@ -23,9 +21,9 @@ const deaf: Notifications = {
 
 /** Another gateway on the harness's database, with its own services, key cache and configuration. */
 async function otherInstance(h: Harness, overrides: Partial<Config>, notifications: Notifications) {
-  const orm = await initOrm(h.clientUrl, 2);
-  const services = createServices({ ...h.config, ...overrides }, orm, pino({ level: 'silent' }), undefined, notifications);
-  const app = await buildApp({ services, orm });
+  const orm = await openOrm(h.clientUrl, 2);
+  const services = createServices({ ...h.config, ...overrides }, orm, pino({ level: 'silent' }), { notifications });
+  const app = await createHttpApp(services, orm);
   await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
@@ -87,7 +85,7 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
       expect(await deafOne.me(key)).toBe('UNAUTHENTICATED');
       expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
       expect(await h.ledgerSums(accountId)).toEqual({ available: 4, held: 0 });
-      expect((await h.services.jobs.list(accountId, 10, null)).edges).toHaveLength(1);
+      expect((await h.repositories.jobs.list(accountId, 10, null)).edges).toHaveLength(1);
     } finally {
       await deafOne.close();
     }

@@ -38,7 +38,7 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
     const expectLedger = async (accountId: string, balance: { available: number; held: number }, jobs: number) => {
       expect(await h.balance(accountId)).toEqual(balance);
       expect(await h.ledgerSums(accountId)).toEqual(balance);
-      expect((await h.services.jobs.list(accountId, 100, null)).edges).toHaveLength(jobs);
+      expect((await h.repositories.jobs.list(accountId, 100, null)).edges).toHaveLength(jobs);
     };
 
     it('lets exactly k of many parallel parses through for k credits, on both doors; the rest get 402 with the numbers', async () => {

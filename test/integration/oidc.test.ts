@@ -68,7 +68,7 @@ describe('frontend sign-in with OpenID Connect', () => {
     expect(me.errors).toBeUndefined();
     expect(me.data.me.name).toBe('Keyless');
     const accountId = me.data.me.id;
-    const existing = await h.services.webhookSecrets.get(accountId);
+    const existing = await h.repositories.webhookSecrets.get(accountId);
     for (const query of [
       'mutation { createApiKey(name: "leaked") { key } }',
       'mutation { rotateWebhookSecret { secret } }',
@@ -80,7 +80,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       expect(refused.errors![0].message).toMatch(/OpenID Connect token lacks the "keys" scope/);
     }
     expect(await h.services.apiKeys.list(accountId)).toHaveLength(0);
-    expect((await h.services.webhookSecrets.get(accountId)).secret).toBe(existing.secret);
+    expect((await h.repositories.webhookSecrets.get(accountId)).secret).toBe(existing.secret);
     // Reading its own account, history and usage stays open to it.
     const read = await h.gql('{ me { id } creditHistory(first: 1) { edges { cursor } } }', {}, token);
     expect(read.errors).toBeUndefined();

@@ -7,7 +7,7 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createHarness, type Harness, type TestResponse } from '../support/harness.js';
 import { createTestDatabase } from '../support/test-database.js';
-import { initOrm } from '../../src/db/database.js';
+import { openOrm } from '../../src/root.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { parseSetCookie } from '../support/set-cookie.js';
 import { pino } from 'pino';
@@ -482,7 +482,7 @@ describe('mediagate account login-link', () => {
 
     if (!db.embedded) {
       // The link made through the CLI signs in once, and only its hash is stored.
-      const orm = await initOrm(db.clientUrl, 1);
+      const orm = await openOrm(db.clientUrl, 1);
       const rows = await orm.em.getConnection().execute(`select * from login_link`);
       await orm.close(true);
       expect(rows).toHaveLength(2);

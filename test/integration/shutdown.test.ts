@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.js';
 import { prepareConfig } from '../../src/local-config.js';
-import { createServices } from '../../src/services.js';
+import { createServices } from '../../src/root.js';
 import { startFakeOpenAi, verboseJsonFixture } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';

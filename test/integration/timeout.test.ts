@@ -24,7 +24,7 @@ describe('task deadlines', () => {
     expect(res.json().error.code).toBe('PROVIDER_TIMEOUT');
     expect(elapsed).toBeGreaterThanOrEqual(450);
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
-    const jobs = await h.services.jobs.list(accountId, 5, null);
+    const jobs = await h.repositories.jobs.list(accountId, 5, null);
     expect(jobs.edges[0].node).toMatchObject({ status: 'FAILED', errorCode: 'PROVIDER_TIMEOUT', creditsCharged: 0 });
   });
 });

@@ -3,11 +3,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { buildApp } from '../../src/app.js';
-import { initOrm } from '../../src/db/database.js';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { UNREADABLE_SECRET } from '../../src/modules/webhooks/webhook.service.js';
-import { createServices, startWorkers } from '../../src/services.js';
+import { createHttpApp, openOrm, createServices, startWorkers } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
@@ -59,12 +57,12 @@ function memoryLog(): { logger: Logger; text: () => string } {
 
 /** A whole gateway (app, queue, workers) on the harness's database, started with `pepper`: a second instance, or a restart. */
 async function gateway(h: Harness, pepper: string, logger: Logger) {
-  const orm = await initOrm(h.clientUrl, 2);
+  const orm = await openOrm(h.clientUrl, 2);
   const queue = new JobQueue(h.clientUrl, logger, h.config.webhooks.retryDelaySeconds);
   await queue.start();
-  const services = createServices({ ...h.config, apiKeyPepper: pepper }, orm, logger, queue);
+  const services = createServices({ ...h.config, apiKeyPepper: pepper }, orm, logger, { queue });
   await startWorkers(services, queue);
-  const app = await buildApp({ services, orm });
+  const app = await createHttpApp(services, orm);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {

@@ -249,7 +249,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     expect(verifyReference(fresh, d.headers, d.body)).toBe(true);
     expect(verifyReference(old, d.headers, d.body)).toBe(false);
     // The secret is stored encrypted, never in clear.
-    const rows = await h.services.webhookSecrets['em']().getConnection().execute(`select encode(secret_enc, 'escape') as s from webhook_secret`);
+    const rows = await h.sql(`select encode(secret_enc, 'escape') as s from webhook_secret`);
     for (const r of rows as { s: string }[]) expect(r.s).not.toContain(fresh.slice(6));
   });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
-import { startWorkers } from '../../src/services.js';
+import { startWorkers } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';

@@ -243,7 +243,7 @@ export class Membership extends Base {
 export class Sweep extends Base {
   readonly name = 'sweep';
   protected async act(m: LedgerModel, w: World) {
-    await w.operator.jobControl.sweep();
+    await w.operator.jobs.sweep();
     await waitForSweep(m, w);
   }
   toString() {

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { prepareConfig } from '../../src/local-config.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServices, type Services } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { TEST_PEPPER } from '../support/harness.js';

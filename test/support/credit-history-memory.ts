@@ -1,3 +1,4 @@
+import { CreditHistoryRepository } from '../../src/modules/credits/credit-history.repository.js';
 import http from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -133,10 +134,10 @@ export function describeExportMemory(ROWS: number): void {
 
     it('stops reading the database when the client goes away', async () => {
       let batches = 0;
-      const history = h.services.history;
-      const read = history.batches.bind(history);
-      const spy = jest.spyOn(history, 'batches').mockImplementation(async function* (...args: Parameters<typeof read>) {
-        for await (const batch of read(...args)) {
+      // The service's own repository: every instance reads through the prototype.
+      const read = CreditHistoryRepository.prototype.batches;
+      const spy = jest.spyOn(CreditHistoryRepository.prototype, 'batches').mockImplementation(async function* (this: CreditHistoryRepository, ...args: Parameters<typeof read>) {
+        for await (const batch of read.apply(this, args)) {
           batches++;
           yield batch;
         }

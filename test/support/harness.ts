@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { prepareConfig } from '../../src/local-config.js';
 import type { Notifications } from '../../src/db/notifications.js';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
-import { createServices, startWorkers, type Services } from '../../src/services.js';
+import { createHttpApp, createServices, startWorkers, type Services } from '../../src/root.js';
+import { CreditHistoryRepository } from '../../src/modules/credits/credit-history.repository.js';
+import { JobRepository } from '../../src/modules/jobs/job.repository.js';
+import { WebhookSecretRepository } from '../../src/modules/webhooks/webhook-secret.repository.js';
 import { createTestDatabase, type TestDatabaseKind } from './test-database.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
@@ -22,6 +24,8 @@ export interface TestResponse {
 export interface Harness {
   app: FastifyInstance;
   services: Services;
+  /** The rows behind the services, for tests that look at what was stored (the doors never get these). */
+  repositories: { jobs: JobRepository; history: CreditHistoryRepository; webhookSecrets: WebhookSecretRepository };
   config: Config;
   clientUrl: string;
   /** The database's notifications, as this app hears them. */
@@ -62,9 +66,10 @@ export async function createHarness(
   // The job queue (pg-boss) only where a test queues work: it adds its own schema and polling.
   const queue = options.queue ? new JobQueue(db.clientUrl, logger, config.webhooks.retryDelaySeconds) : undefined;
   await queue?.start();
-  const services = createServices(config, db.orm, logger, queue, db.notifications);
+  const services = createServices(config, db.orm, logger, { queue, notifications: db.notifications });
   if (queue) await startWorkers(services, queue);
-  const app = await buildApp({ services, orm: db.orm });
+  const app = await createHttpApp(services, db.orm);
+  const em = () => db.orm.em.fork();
   // Real HTTP on loopback: the same parsers, limits and hooks a client meets.
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address() as AddressInfo;
@@ -78,6 +83,11 @@ export async function createHarness(
   const harness: Harness = {
     app,
     services,
+    repositories: {
+      jobs: new JobRepository(em),
+      history: new CreditHistoryRepository(em),
+      webhookSecrets: new WebhookSecretRepository(em, config.apiKeyPepper, logger),
+    },
     config,
     clientUrl: db.clientUrl,
     notifications: db.notifications,

@@ -3,7 +3,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { initOrm, migrate, MIGRATIONS, type Database } from '../../src/db/database.js';
+import { migrate, MIGRATIONS, type Database } from '../../src/db/database.js';
+import { openOrm } from '../../src/root.js';
 import { startEmbedded } from '../../src/db/embedded.js';
 import { notificationsOf } from '../../src/db/notifications.js';
 import { cachedPath } from './fixture-cache.js';
@@ -37,7 +38,7 @@ export async function createTestDatabase(kind: TestDatabaseKind = 'default', opt
     const direct = new URL(embedded.clientUrl);
     const relay = options.severable ? await startSeverableProxy({ host: direct.hostname, port: Number(direct.port) }) : null;
     if (relay) direct.port = String(relay.port);
-    const orm = await initOrm(direct.toString(), 1);
+    const orm = await openOrm(direct.toString(), 1);
     // Already migrated in the template; run as in production (it finds nothing left to do).
     await migrate(orm);
     const notifications = notificationsOf({ embedded });
@@ -65,7 +66,7 @@ export async function createTestDatabase(kind: TestDatabaseKind = 'default', opt
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const orm = await initOrm(url.toString(), 10);
+  const orm = await openOrm(url.toString(), 10);
   await migrate(orm);
   const notifications = notificationsOf({ clientUrl: url.toString() });
   return {
@@ -105,7 +106,7 @@ async function migratedTemplate(): Promise<Blob> {
   const file = await cachedPath(join(tmpdir(), `mediagate-test-pglite-${key}.tar`), async (partial) => {
     const embedded = await startEmbedded(null);
     try {
-      const orm = await initOrm(embedded.clientUrl, 1);
+      const orm = await openOrm(embedded.clientUrl, 1);
       try {
         await migrate(orm);
       } finally {

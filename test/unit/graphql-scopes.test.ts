@@ -1,4 +1,5 @@
 import { getNamedType, isCompositeType, isObjectType, type GraphQLField, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
+import { RESOLVERS } from '../../src/graphql/resolvers.js';
 import { buildGraphqlSchema } from '../../src/graphql/schema.js';
 import { INHERITS, scopeRule } from '../../src/graphql/scopes.js';
 import { API_KEY_SCOPES, type Principal } from '../../src/modules/api-keys/api-key.service.js';
@@ -84,7 +85,7 @@ const scopeRefusal = (err: unknown, scope: string) => isAppError(err) && err.cod
 describe('scope rules cover every field of the GraphQL schema', () => {
   let schema: GraphQLSchema;
   beforeAll(async () => {
-    schema = await buildGraphqlSchema();
+    schema = await buildGraphqlSchema([...RESOLVERS]);
   });
 
   it('walks a schema with fields that reach objects on the roots and on the types', () => {

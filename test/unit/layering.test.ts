@@ -4,26 +4,33 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 /**
- * The house rule (ARCHITECTURE.md): transports (graphql/, rest/) call services; nothing below them
- * imports a transport. GraphQL classes (`*.graphql.ts`) and resolvers (`*.resolver.ts`) live beside
- * their module but belong to the GraphQL transport, so they count as transport files too.
+ * The house rule (ARCHITECTURE.md, Layout): layers only point down. A file imports from its own layer
+ * or the layers below it, never above; among the transports, REST and the app-wide HTTP hooks never
+ * borrow from GraphQL, and the hooks never from REST; and no file reaches itself through its imports.
+ * From a file's path a newcomer knows what it may import.
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SRC = join(ROOT, 'src');
 
-/** Files above the transports, allowed to import them: the transports, the app that mounts them, the entry points. */
-const TRANSPORT_OR_ABOVE: ((file: string) => boolean)[] = [
-  (f) => f.startsWith('src/graphql/'),
-  (f) => f.startsWith('src/rest/'),
-  (f) => f === 'src/app.ts' || f === 'src/server.ts',
-  (f) => f.startsWith('src/cli/'),
-  // Renders the GraphQL SDL and the OpenAPI document of the two doors (`npm run schema:write`).
-  (f) => f.startsWith('src/docs/'),
-  (f) => f.endsWith('.resolver.ts') || f.endsWith('.graphql.ts'),
+/** The layers, from the bottom up; a path's layer is the first whose test it passes. */
+const LAYERS: { name: string; holds: (file: string) => boolean }[] = [
+  {
+    name: 'foundation',
+    holds: (f) => /^src\/(errors|config|local-config|addresses|logger|metrics|telemetry|failpoints|request-scope)\.ts$/.test(f) || f.startsWith('src/types/'),
+  },
+  { name: 'net and media', holds: (f) => f.startsWith('src/net/') || f.startsWith('src/media/') },
+  { name: 'db', holds: (f) => f.startsWith('src/db/') },
+  { name: 'providers', holds: (f) => f.startsWith('src/providers/') },
+  { name: 'modules', holds: (f) => f.startsWith('src/modules/') },
+  { name: 'transports', holds: (f) => /^src\/(graphql|rest|http|docs)\//.test(f) },
+  { name: 'app and processes', holds: (f) => /^src\/(app|root|server)\.ts$/.test(f) || f.startsWith('src/cli/') },
 ];
 
-const isGraphqlTransport = (f: string) => f.startsWith('src/graphql/') || f.endsWith('.graphql.ts') || f.endsWith('.resolver.ts');
-const isTransport = (f: string) => isGraphqlTransport(f) || f.startsWith('src/rest/');
+/** Within the transports: which of them each may import besides itself (docs renders both doors' descriptions; REST serves the rendered document). */
+const TRANSPORT_PEERS: Record<string, string[]> = { graphql: ['http'], rest: ['http', 'docs'], http: [], docs: ['graphql', 'rest', 'http'] };
+
+const layerOf = (file: string) => LAYERS.findIndex((l) => l.holds(file));
+const transportOf = (file: string) => /^src\/(graphql|rest|http|docs)\//.exec(file)?.[1];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -42,16 +49,59 @@ function localImports(file: string, text: string): string[] {
     .map((spec) => posix.normalize(relative(ROOT, resolve(dirname(file), spec)).split('\\').join('/')).replace(/\.js$/, '.ts'));
 }
 
-/** Every import that breaks the rule, as `importer → imported`. */
+/** Every import that breaks the rule, as `importer → imported (why)`. */
 function layeringViolations(files: { path: string; imports: string[] }[]): string[] {
   const problems: string[] = [];
   for (const { path, imports } of files) {
+    const from = layerOf(path);
+    if (from < 0) {
+      problems.push(`${path} (in no layer)`);
+      continue;
+    }
     for (const target of imports) {
-      if (!TRANSPORT_OR_ABOVE.some((allowed) => allowed(path)) && isTransport(target)) problems.push(`${path} → ${target} (below the transports)`);
-      if (path.startsWith('src/rest/') && isGraphqlTransport(target)) problems.push(`${path} → ${target} (REST borrowing GraphQL)`);
+      const to = layerOf(target);
+      if (to > from) problems.push(`${path} → ${target} (${LAYERS[from].name} importing ${LAYERS[to].name})`);
+      const [a, b] = [transportOf(path), transportOf(target)];
+      if (a && b && a !== b && !TRANSPORT_PEERS[a].includes(b)) problems.push(`${path} → ${target} (${a} borrowing ${b})`);
     }
   }
   return problems;
+}
+
+/** Every import cycle, each as the files around it (Tarjan's strongly connected components). */
+function importCycles(files: { path: string; imports: string[] }[]): string[][] {
+  const graph = new Map(files.map((f) => [f.path, f.imports.filter((i) => i !== f.path)]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  let next = 0;
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) cycles.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return cycles;
 }
 
 describe('layering', () => {
@@ -60,43 +110,60 @@ describe('layering', () => {
   it('reads the imports of every source file', () => {
     expect(files.length).toBeGreaterThan(50);
     const routes = files.find((f) => f.path === 'src/rest/routes.ts');
-    expect(routes?.imports).toContain('src/modules/access.ts');
+    expect(routes?.imports).toContain('src/http/credentials.ts');
   });
 
-  it('keeps services, repositories and views free of transport imports, and REST free of GraphQL', () => {
+  it('puts every source file in a layer, and every import points down or across its own layer', () => {
     expect(layeringViolations(files)).toEqual([]);
   });
 
-  it('puts the paging helpers the repositories use in a neutral module', () => {
-    for (const repo of ['src/modules/jobs/job.repository.ts', 'src/modules/credits/credit-history.repository.ts', 'src/modules/accounts/account.service.ts']) {
-      expect(files.find((f) => f.path === repo)?.imports).toContain('src/modules/paging.ts');
-    }
+  it('has no import cycles', () => {
+    expect(importCycles(files)).toEqual([]);
+  });
+
+  it('keeps the domain free of GraphQL and HTTP libraries too', () => {
+    const transportLibraries = /^(type-graphql|graphql|graphql-ws|fastify|@fastify\/.*|@apollo\/.*)$/;
+    const offenders = sourceFiles(join(SRC, 'modules')).flatMap((abs) =>
+      ts
+        .preProcessFile(readFileSync(abs, 'utf8'), true, true)
+        .importedFiles.map((i) => i.fileName)
+        .filter((spec) => transportLibraries.test(spec))
+        .map((spec) => `${relative(ROOT, abs)} → ${spec}`),
+    );
+    expect(offenders).toEqual([]);
   });
 
   it('catches what it is meant to catch', () => {
     const text = [
-      `import type { JobType } from './job.graphql.js';`,
+      `import type { JobType } from '../../graphql/jobs/job.graphql.js';`,
       `export { pageSize } from '../../graphql/connection.js';`,
       `const later = () => import('../../rest/routes.js');`,
       `// import { x } from '../../graphql/commented-out.js';`,
       `import { AppError } from '../../errors.js';`,
     ].join('\n');
     const imports = localImports(join(SRC, 'modules/jobs/job.view.ts'), text);
-    expect(imports).toEqual(['src/modules/jobs/job.graphql.ts', 'src/graphql/connection.ts', 'src/rest/routes.ts', 'src/errors.ts']);
+    expect(imports).toEqual(['src/graphql/jobs/job.graphql.ts', 'src/graphql/connection.ts', 'src/rest/routes.ts', 'src/errors.ts']);
     expect(layeringViolations([{ path: 'src/modules/jobs/job.view.ts', imports }])).toEqual([
-      'src/modules/jobs/job.view.ts → src/modules/jobs/job.graphql.ts (below the transports)',
-      'src/modules/jobs/job.view.ts → src/graphql/connection.ts (below the transports)',
-      'src/modules/jobs/job.view.ts → src/rest/routes.ts (below the transports)',
+      'src/modules/jobs/job.view.ts → src/graphql/jobs/job.graphql.ts (modules importing transports)',
+      'src/modules/jobs/job.view.ts → src/graphql/connection.ts (modules importing transports)',
+      'src/modules/jobs/job.view.ts → src/rest/routes.ts (modules importing transports)',
     ]);
-    expect(layeringViolations([{ path: 'src/rest/routes.ts', imports: ['src/modules/jobs/job.graphql.ts', 'src/graphql/connection.ts', 'src/modules/jobs/job.view.ts'] }])).toEqual([
-      'src/rest/routes.ts → src/modules/jobs/job.graphql.ts (REST borrowing GraphQL)',
-      'src/rest/routes.ts → src/graphql/connection.ts (REST borrowing GraphQL)',
+    expect(layeringViolations([{ path: 'src/rest/routes.ts', imports: ['src/graphql/jobs/job.graphql.ts', 'src/http/credentials.ts', 'src/modules/jobs/job.view.ts'] }])).toEqual([
+      'src/rest/routes.ts → src/graphql/jobs/job.graphql.ts (rest borrowing graphql)',
     ]);
-    // Transports and what sits above them may import transports.
-    expect(layeringViolations([
-      { path: 'src/app.ts', imports: ['src/graphql/schema.ts', 'src/rest/routes.ts'] },
-      { path: 'src/modules/jobs/job.resolver.ts', imports: ['src/graphql/connection.ts', 'src/modules/jobs/job.graphql.ts'] },
-      { path: 'src/graphql/schema.ts', imports: ['src/modules/jobs/job.resolver.ts'] },
-    ])).toEqual([]);
+    expect(layeringViolations([{ path: 'src/db/database.ts', imports: ['src/modules/entities.ts', 'src/net/guarded-client.ts'] }])).toEqual([
+      'src/db/database.ts → src/modules/entities.ts (db importing modules)',
+    ]);
+    expect(layeringViolations([{ path: 'src/stray.ts', imports: [] }])).toEqual(['src/stray.ts (in no layer)']);
+    // The app and the root may import every layer.
+    expect(layeringViolations([{ path: 'src/root.ts', imports: ['src/graphql/resolvers.ts', 'src/rest/routes.ts', 'src/modules/entities.ts', 'src/db/database.ts'] }])).toEqual([]);
+    expect(
+      importCycles([
+        { path: 'a', imports: ['b'] },
+        { path: 'b', imports: ['c'] },
+        { path: 'c', imports: ['a'] },
+        { path: 'd', imports: ['a'] },
+      ]),
+    ).toEqual([['a', 'b', 'c']]);
   });
 });

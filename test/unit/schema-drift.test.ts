@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GraphQLObjectType } from 'graphql';
 import { renderSchemaFiles } from '../../src/docs/schema-files.js';
+import { RESOLVERS } from '../../src/graphql/resolvers.js';
 import { buildGraphqlSchema } from '../../src/graphql/schema.js';
 
 describe('committed schema files', () => {
@@ -12,7 +13,7 @@ describe('committed schema files', () => {
   });
 
   it('spells the contract’s root fields and argument types', async () => {
-    const schema = await buildGraphqlSchema();
+    const schema = await buildGraphqlSchema([...RESOLVERS]);
     const args = (type: 'Query' | 'Mutation', field: string) =>
       (schema.getType(type) as GraphQLObjectType).getFields()[field].args.map((a) => `${a.name}: ${a.type}`);
     expect(String((schema.getType('Query') as GraphQLObjectType).getFields().me.type)).toBe('Account!');

@@ -3,7 +3,6 @@ import type { GqlContext } from '../context.js';
 import type { Page } from '../connection.js';
 import { DateTime } from '../scalars.js';
 import { InheritsScope, RequiresScope } from '../scopes.js';
-import { isAnalyst, requireAnalyst } from '../../modules/access.js';
 import { JobType } from '../jobs/job.graphql.js';
 import { PageArgs, toJobRoot, type JobRoot } from '../jobs/job.resolver.js';
 import type { UsageDimension, UsageGrouping } from '../../modules/credits/credit-usage.repository.js';
@@ -36,13 +35,7 @@ export class CreditResolver {
   @RequiresScope('read')
   async creditUsage(@Ctx() ctx: GqlContext, @Args(() => CreditUsageArgs) { from, to, groupBy, by }: CreditUsageArgs): Promise<UsageBucketType[]> {
     const principal = await ctx.principal();
-    return ctx.services.usage.usage({
-      from,
-      to,
-      groupBy: groupBy ?? 'DAY',
-      by: by ?? 'OPERATION',
-      accountId: isAnalyst(principal) ? null : principal.accountId,
-    });
+    return ctx.services.creditHistory.usage(principal, { from, to, groupBy: groupBy ?? 'DAY', by: by ?? 'OPERATION' });
   }
 
   @Query(() => CreditEntryConnection, { description: 'Ledger entries, newest first (read scope); accountId defaults to the caller’s own. The same as GET /api/credit-history.csv.' })
@@ -52,8 +45,7 @@ export class CreditResolver {
     @Args(() => CreditHistoryArgs) { accountId, from, to, kinds, first, after }: CreditHistoryArgs,
   ): Promise<Page<CreditEntryType>> {
     const principal = await ctx.principal();
-    if (accountId && accountId !== principal.accountId) requireAnalyst(principal);
-    const page = await ctx.services.history.list({ accountId: accountId ?? principal.accountId, from, to, kinds, first, after });
+    const page = await ctx.services.creditHistory.list(principal, { accountId, from, to, kinds, first, after });
     return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toEntryType(e.node) })) };
   }
 
@@ -64,7 +56,7 @@ export class CreditResolver {
   @RequiresScope('read')
   async creditHistoryByTask(@Ctx() ctx: GqlContext, @Args(() => PageArgs) { first, after }: PageArgs): Promise<Page<CreditHistoryRowType>> {
     const principal = await ctx.principal();
-    const page = await ctx.services.taskHistory.list(principal.accountId, first, after);
+    const page = await ctx.services.creditHistory.byTask(principal, first, after);
     return {
       ...page,
       edges: page.edges.map(({ cursor, node: { job, entry } }) => ({

@@ -29,14 +29,14 @@ export class JobResolver {
   @RequiresScope('read')
   async job(@Arg('id', () => ID, { description: 'The job id' }) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
-    return toJobRoot(await ctx.services.jobs.get(principal.accountId, id));
+    return toJobRoot(await ctx.services.jobs.forCaller(principal, id));
   }
 
   @Mutation(() => JobType, { description: 'Cancel a queued or running job (transcribe scope, the one that starts jobs): its hold is released and nothing is charged. A finished job is returned as it is. NOT_FOUND for an unknown id or another account’s job. The same as POST /api/jobs/{id}/cancel.' })
   @RequiresScope('transcribe')
   async cancelJob(@Arg('id', () => ID, { description: 'The job to cancel' }) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
-    return toJobRoot(await ctx.services.jobControl.cancel(principal, id));
+    return toJobRoot(await ctx.services.jobs.cancel(principal, id));
   }
 
   @Subscription(() => JobType, {
@@ -57,7 +57,7 @@ export class JobResolver {
   @RequiresScope('read')
   async jobs(@Ctx() ctx: GqlContext, @Args(() => PageArgs) { first, after }: PageArgs): Promise<Page<JobType>> {
     const principal = await ctx.principal();
-    const page = await ctx.services.jobs.list(principal.accountId, first, after);
+    const page = await ctx.services.jobs.list(principal, first, after);
     return { ...page, edges: page.edges.map((e) => ({ cursor: e.cursor, node: toJobRoot(e.node) })) };
   }
 

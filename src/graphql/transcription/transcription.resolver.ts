@@ -1,7 +1,8 @@
-import { Args, ArgsType, Ctx, Field, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { GqlContext } from '../context.js';
 import { RequiresScope } from '../scopes.js';
 import { JobType } from '../jobs/job.graphql.js';
+import { jobSuccessBody } from '../../modules/jobs/job.result.js';
 import { toJobType } from '../../modules/jobs/job.view.js';
 import { toSrt, toVtt } from '../../modules/transcription/subtitles.js';
 import { TranscribeInput, TranscriptionType } from './transcription.graphql.js';
@@ -32,7 +33,17 @@ export class TranscriptionResolver {
   async startTranscription(@Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
     const jobId = await ctx.services.transcription.start(principal, { ...input }, { idempotencyKey });
-    return toJobType(await ctx.services.jobs.get(principal.accountId, jobId));
+    return toJobType(await ctx.services.jobs.started(principal, jobId));
+  }
+
+  @Query(() => TranscriptionType, {
+    description:
+      'A finished transcription by its job id, as transcribe answered it, with its subtitles (srt, vtt): the same as GET /api/transcriptions/{id}.srt and .vtt (read scope). NOT_FOUND for a parse, a job not succeeded (yet), or another account’s job.',
+  })
+  @RequiresScope('read')
+  async transcription(@Arg('jobId', () => ID, { description: 'The job of a transcription (transcribe’s id, startTranscription’s job)' }) jobId: string, @Ctx() ctx: GqlContext): Promise<TranscriptionType> {
+    const job = await ctx.services.jobs.finishedTranscription(await ctx.principal(), jobId);
+    return jobSuccessBody(job) as unknown as TranscriptionType;
   }
 
   @FieldResolver(() => String, { description: 'The transcript as a SubRip (SRT) file: cues of at most two lines of 42 characters, re-timed for reading' })

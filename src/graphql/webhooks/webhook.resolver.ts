@@ -9,17 +9,13 @@ export class WebhookSecretResolver {
   @Query(() => WebhookSecretType, { description: 'The secret your webhook receiver verifies deliveries with (made on first read; keys scope)' })
   @RequiresScope('keys')
   async webhookSecret(@Ctx() ctx: GqlContext): Promise<WebhookSecretType> {
-    const principal = await ctx.principal();
-    return ctx.services.webhookSecrets.get(principal.accountId);
+    return ctx.services.webhooks.secretFor(await ctx.principal());
   }
 
   @Mutation(() => WebhookSecretType, { description: 'Replace the signing secret (keys scope); deliveries from now on, retries included, are signed with the new one' })
   @RequiresScope('keys')
   async rotateWebhookSecret(@Ctx() ctx: GqlContext): Promise<WebhookSecretType> {
-    const principal = await ctx.principal();
-    const rotated = await ctx.services.webhookSecrets.rotate(principal.accountId, principal.apiKeyId);
-    if (!rotated) throw ctx.services.apiKeys.callerRevoked(principal.apiKeyId);
-    return rotated;
+    return ctx.services.webhooks.rotateSecret(await ctx.principal());
   }
 }
 

@@ -1,3 +1,4 @@
+import { readableAccount } from '../access.js';
 import { isUuid, textArray } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
@@ -109,7 +110,8 @@ export class AccountService {
    * Several accounts as `view` shows them, in one query, in no particular order; ids that are not
    * accounts are left out. With `onlyAccount`, nothing but that account is read.
    */
-  async viewMany(ids: readonly string[], onlyAccount: string | null): Promise<AccountView[]> {
+  async viewMany(principal: Principal, ids: readonly string[]): Promise<AccountView[]> {
+    const onlyAccount = readableAccount(principal);
     const wanted = ids.filter((id) => isUuid(id) && (onlyAccount === null || id === onlyAccount));
     if (!wanted.length) return [];
     const rows = await this.em().getConnection().execute<ViewRow[]>(`${VIEW_SELECT} where a.id in (?)`, [wanted]);

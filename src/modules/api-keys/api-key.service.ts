@@ -1,3 +1,5 @@
+import { readableAccount } from '../access.js';
+import type { Principal } from '../principal.js';
 import { isUuid, textArray } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
@@ -20,18 +22,7 @@ export const CREDENTIAL_SCOPES: readonly string[] = ['keys'];
  */
 export const OIDC_BEARER_SCOPES: readonly string[] = SESSION_SCOPES.filter((s) => !CREDENTIAL_SCOPES.includes(s));
 
-/** Who is calling, as resolved from the Authorization header. */
-export interface Principal {
-  accountId: string;
-  apiKeyId: string | null;
-  scopes: ReadonlySet<string>;
-  isMember: boolean;
-  /** The account's roles beyond an ordinary holder (analyst, admin). */
-  roles: ReadonlySet<string>;
-  /** How the caller signed in: an API key, a frontend's OpenID Connect token, or the account area's session cookie. */
-  via: 'api_key' | 'oidc' | 'session';
-}
-
+export type { Principal } from '../principal.js';
 
 /** The same error for every way a key can be wrong, so a revoked key cannot be told from an unknown one. */
 export const unauthenticated = () => new AppError('UNAUTHENTICATED');
@@ -166,7 +157,8 @@ export class ApiKeyService {
    * The keys of several accounts in one query, oldest first (the secret's hash is a lazy property,
    * so it is not even read). With `onlyAccount`, only that account's keys are read.
    */
-  async listForAccounts(accountIds: readonly string[], onlyAccount: string | null): Promise<ApiKey[]> {
+  async listForAccounts(principal: Principal, accountIds: readonly string[]): Promise<ApiKey[]> {
+    const onlyAccount = readableAccount(principal);
     const wanted = accountIds.filter((id) => isUuid(id) && (onlyAccount === null || id === onlyAccount));
     if (!wanted.length) return [];
     return this.em().find(ApiKey, { accountId: { $in: wanted } }, { orderBy: { createdAt: 'asc', id: 'asc' } });

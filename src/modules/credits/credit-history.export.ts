@@ -3,8 +3,6 @@ import { stringify } from 'csv-stringify';
 import { GraphQLDateTime } from 'graphql-scalars';
 import { isUuid } from '../../db/sql-values.js';
 import { AppError } from '../../errors.js';
-import { requireAnalyst, requireScope } from '../access.js';
-import type { Principal } from '../api-keys/api-key.service.js';
 import { CREDIT_ENTRY_KINDS, type CreditEntryKind } from './credit-entry.entity.js';
 import type { CreditHistoryRepository, HistoryExportRow } from './credit-history.repository.js';
 
@@ -83,22 +81,16 @@ export function parseCreditHistoryQuery(query: Record<string, unknown>): CreditH
 }
 
 /**
- * The caller's credit history as CSV, newest first, with the rules of the GraphQL `creditHistory`
- * query: a key with the `read` scope; the caller's own account unless an analyst or admin names
- * another. Everything that can refuse the request (auth, filters, the first query) happens before
- * the returned stream yields a byte, so refusals are ordinary error bodies; the rest streams in
- * bounded memory, batch by batch, as fast as the client reads.
+ * An account's credit history as CSV, newest first (CreditHistoryService.exportCsv decides whose).
+ * Everything that can refuse the request (the first query included) happens before the returned
+ * stream yields a byte, so refusals are ordinary error bodies; the rest streams in bounded memory,
+ * batch by batch, as fast as the client reads.
  */
 export async function exportCreditHistoryCsv(
   history: CreditHistoryRepository,
-  principal: Principal,
-  query: Record<string, unknown>,
+  filter: Omit<CreditHistoryExportQuery, 'accountId'> & { accountId: string },
 ): Promise<CreditHistoryCsv> {
-  requireScope(principal, 'read');
-  const filter = parseCreditHistoryQuery(query);
-  if (filter.accountId && filter.accountId !== principal.accountId) requireAnalyst(principal);
-  const accountId = filter.accountId ?? principal.accountId;
-
+  const { accountId } = filter;
   const batches = history.batches({ accountId, from: filter.from, to: filter.to, kinds: filter.kinds });
   // The first query runs now: a database failure is still a clean 500 body, not a cut-off file.
   const first = await batches.next();

@@ -58,6 +58,8 @@ export interface LedgerOptions {
   batchMaxSize?: number;
   /** Batches of each kind in flight at most; the next one grows meanwhile. */
   batchMaxInFlight?: number;
+  /** Told when a hold was refused because the request's key is revoked (the key cache forgets it). */
+  onKeyRevoked?: (apiKeyId: string) => void;
 }
 
 interface Capture {
@@ -75,8 +77,7 @@ interface Capture {
  * requests are applied a batch per statement, each request still getting its own answer.
  */
 export class LedgerService {
-  /** Told when a hold was refused because the request's key is revoked (the key cache forgets it). */
-  onKeyRevoked: (apiKeyId: string) => void = () => {};
+  private readonly onKeyRevoked: (apiKeyId: string) => void;
   private readonly holds: Batcher<OpenJobInput, { balance: number }> | null = null;
   private readonly captures: Batcher<Capture, Settlement | null> | null = null;
 
@@ -84,6 +85,7 @@ export class LedgerService {
     private readonly db: HotPool,
     options: LedgerOptions = { batchWindowMs: 0 },
   ) {
+    this.onKeyRevoked = options.onKeyRevoked ?? (() => {});
     if (options.batchWindowMs > 0) {
       // Two in flight: a batch can be sent while the previous one commits (1, 2 and 4 measured alike
       // on one hot account with `npm run bench`; 2 waits less when load is light).

@@ -1,12 +1,18 @@
+import { AppError } from '../../errors.js';
 import { failpoint } from '../../failpoints.js';
-import { requireScope } from '../access.js';
+import { readableAccount, requireScope } from '../access.js';
+import type { Page } from '../paging.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import type { LedgerService } from '../credits/ledger.service.js';
 import type { Job } from './job.entity.js';
 import type { JobRepository } from './job.repository.js';
 import type { TaskRunner } from './task-runner.js';
 
-/** Ending jobs from outside their work: a caller's cancel, and the sweeper's deadline. */
+/**
+ * Jobs as callers see them, for both doors: reading one (read scope; another account's job is
+ * NOT_FOUND, as an unknown one), listing, cancelling; and ending them from outside their work (the
+ * sweeper's deadline, the process stopping).
+ */
 export class JobService {
   constructor(
     private readonly jobs: JobRepository,
@@ -14,12 +20,45 @@ export class JobService {
     private readonly ledger: LedgerService,
   ) {}
 
+  /** One of the caller's jobs (GraphQL job(id), GET /api/jobs/{id}): read scope, its own account only. */
+  forCaller(principal: Principal, jobId: string): Promise<Job> {
+    requireScope(principal, 'read');
+    return this.jobs.get(principal.accountId, jobId);
+  }
+
+  /**
+   * One of the caller's finished transcriptions (its subtitles, on both doors: GET
+   * /api/transcriptions/{id}.srt|.vtt and GraphQL transcription(jobId)): read scope; NOT_FOUND for
+   * anything else (a parse, a job still running or failed, another account's).
+   */
+  async finishedTranscription(principal: Principal, jobId: string): Promise<Job & { result: Record<string, unknown> }> {
+    const job = await this.forCaller(principal, jobId);
+    if (job.operation !== 'TRANSCRIBE' || job.status !== 'SUCCEEDED' || !job.result) throw new AppError('NOT_FOUND', 'No finished transcription with this id.');
+    return job as Job & { result: Record<string, unknown> };
+  }
+
+  /** A job the caller just started (a 202's body, startTranscription's answer): no read scope needed for its own new job. */
+  started(principal: Principal, jobId: string): Promise<Job> {
+    return this.jobs.get(principal.accountId, jobId);
+  }
+
+  /** The caller's jobs, newest first (read scope). */
+  list(principal: Principal, first: number | null | undefined, after: string | null | undefined): Promise<Page<Job>> {
+    requireScope(principal, 'read');
+    return this.jobs.list(principal.accountId, first, after);
+  }
+
+  /** Many jobs at once (a batching loader's): only those the caller may read (analysts: any account's). */
+  many(principal: Principal, jobIds: readonly string[]): Promise<Job[]> {
+    return this.jobs.getMany(jobIds, readableAccount(principal));
+  }
+
   /** Fails the jobs past their deadline (a crashed worker's too), releases their holds, and tells who listens; returns how many. */
   async sweep(): Promise<number> {
     failpoint('sweep.before');
     const swept = await this.ledger.sweepExpired();
     failpoint('sweep.after');
-    for (const { jobId, webhookUrl } of swept) this.runner.onEnded(jobId, 'FAILED', webhookUrl);
+    for (const { jobId, webhookUrl } of swept) this.runner.ended(jobId, 'FAILED', webhookUrl);
     return swept.length;
   }
 

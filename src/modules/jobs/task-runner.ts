@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import pRetry from 'p-retry';
 import { databaseUnavailable } from '../../db/outage.js';
-import { AppError, isAppError } from '../../errors.js';
+import { AppError } from '../../errors.js';
 import type { LedgerService, OpenJobInput, Settlement } from '../credits/ledger.service.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { currentRequestId } from '../../request-scope.js';
 import type { Notifications } from '../../db/notifications.js';
 import { failpoint } from '../../failpoints.js';
+import { watchForCancel } from './cancel-watch.js';
+import { HandedBack, canceledByCaller, isUniqueViolation, stopping, toAppError, untilAborted } from './task-errors.js';
+import { queuedTwinOf, replayOf, type Idempotency, type TaskOutcome } from './task-replay.js';
+
 import type { JobOperation } from './job.entity.js';
 import type { QueuedRun } from './job-queue.js';
 
@@ -17,22 +21,6 @@ export interface TaskContext {
   extendHold(extra: number): Promise<void>;
   /** Reports progress, 0..1, on the job row (best effort). */
   progress(value: number): Promise<void>;
-}
-
-export interface TaskOutcome<R> {
-  jobId: string;
-  provider: string;
-  result: R;
-  charged: number;
-  balance: number;
-  /** True when this is the stored answer of an earlier request with the same idempotency key. */
-  replayed: boolean;
-}
-
-/** An idempotency key and the fingerprint of the request it was sent with. */
-export interface Idempotency {
-  key: string;
-  requestHash: string;
 }
 
 export interface TaskLog {
@@ -61,16 +49,21 @@ export class TaskRunner {
   private readonly queued = new Set<string>();
   /** Set once the process stops past its grace period: work that starts after it is interrupted at once. */
   private interrupted = false;
-  /** Who hears of jobs that ended; set once the services are wired. */
-  onEnded: JobEndListener = () => {};
+  private readonly ledger: LedgerService;
+  private readonly log: TaskLog;
+  private readonly observe: TaskObserver;
+  /** How a queued job's worker hears that it was canceled elsewhere. */
+  private readonly notifications: Notifications;
+  /** Who hears of jobs that ended (webhooks). */
+  private readonly onEnded: JobEndListener;
 
-  constructor(
-    private readonly ledger: LedgerService,
-    private readonly log: TaskLog,
-    private readonly observe: TaskObserver = () => {},
-    /** How a queued job's worker hears that it was canceled elsewhere. */
-    private readonly notifications: Notifications,
-  ) {}
+  constructor(deps: { ledger: LedgerService; log: TaskLog; notifications: Notifications; observe?: TaskObserver; onEnded?: JobEndListener }) {
+    this.ledger = deps.ledger;
+    this.log = deps.log;
+    this.notifications = deps.notifications;
+    this.observe = deps.observe ?? (() => {});
+    this.onEnded = deps.onEnded ?? (() => {});
+  }
 
   async run<R extends object>(opts: {
     principal: Principal;
@@ -84,7 +77,7 @@ export class TaskRunner {
     const jobId = randomUUID();
     const { idempotency } = opts;
     if (idempotency) {
-      const replay = await this.replay<R>(opts.principal.accountId, idempotency);
+      const replay = await replayOf<R>(this.ledger, opts.principal.accountId, idempotency);
       if (replay) return replay;
     }
     try {
@@ -92,7 +85,7 @@ export class TaskRunner {
     } catch (err) {
       // Lost a race with a twin request carrying the same key: answer as if it had come first.
       if (idempotency && isUniqueViolation(err)) {
-        const replay = await this.replay<R>(opts.principal.accountId, idempotency);
+        const replay = await replayOf<R>(this.ledger, opts.principal.accountId, idempotency);
         if (replay) return replay;
       }
       throw err;
@@ -116,12 +109,7 @@ export class TaskRunner {
     idempotency?: Idempotency | null;
   }): Promise<{ jobId: string; replayed: boolean }> {
     const { idempotency } = opts;
-    const existing = async () => {
-      if (!idempotency) return null;
-      const found = await this.ledger.findByIdempotencyKey(opts.principal.accountId, idempotency.key);
-      if (found && found.requestHash !== idempotency.requestHash) throw new AppError('IDEMPOTENCY_KEY_REUSED');
-      return found ? { jobId: found.jobId, replayed: true } : null;
-    };
+    const existing = () => queuedTwinOf(this.ledger, opts.principal.accountId, idempotency);
     const before = await existing();
     if (before) return before;
     const jobId = randomUUID();
@@ -170,7 +158,7 @@ export class TaskRunner {
     // Canceled or swept before any worker got to it: nothing to do, its hold is already released.
     if (!job) return 'settled';
     failpoint('worker.afterMarkRunning');
-    const stopWatching = this.watchForCancel(jobId);
+    const stopWatching = watchForCancel(jobId, { ledger: this.ledger, notifications: this.notifications }, () => this.running.get(jobId)?.abort(canceledByCaller()));
     this.queued.add(jobId);
     try {
       await this.carryOut(jobId, operation, Math.max(1, job.deadlineAt.getTime() - Date.now()), (ctx) => execute(ctx, job), webhookOf(job.input), job.requestId);
@@ -195,32 +183,9 @@ export class TaskRunner {
     return this.running.size;
   }
 
-  /**
-   * Stops a queued job's work here when its row leaves RUNNING through another instance (its cancelJob,
-   * its sweeper): the database's notification says so at once; the row is re-read after the listener
-   * reconnects (a notification may have been missed) and, as a backstop, now and then. Returns the
-   * function that stops watching.
-   */
-  private watchForCancel(jobId: string): () => void {
-    const stop = () => this.running.get(jobId)?.abort(canceledByCaller());
-    const recheck = () => void this.ledger.status(jobId).then((status) => status !== 'RUNNING' && stop(), () => undefined);
-    const unsubscribe = [
-      // Only a final status: an earlier one (the QUEUED of its insert) may arrive after the claim.
-      this.notifications.on('mediagate_job', (n) => n.id === jobId && FINAL.has(n.status) && stop()),
-      this.notifications.onReconnect(recheck),
-    ];
-    let timer: NodeJS.Timeout;
-    const backstop = () => {
-      timer = setTimeout(() => {
-        recheck();
-        backstop();
-      }, this.notifications.recheckMs);
-    };
-    backstop();
-    return () => {
-      unsubscribe.forEach((off) => off());
-      clearTimeout(timer);
-    };
+  /** Tells who listens that a job reached its final status elsewhere (the sweeper failed it). */
+  ended(jobId: string, status: 'FAILED', webhookUrl: string | null): void {
+    this.onEnded(jobId, status, webhookUrl);
   }
 
   /** Cancels a QUEUED or RUNNING job: releases its hold and stops its work if it runs here. False when it had finished. */
@@ -300,17 +265,22 @@ export class TaskRunner {
    */
   private async capture(jobId: string, result: Record<string, unknown>, provider: string, deadlineAt: number): Promise<Settlement | null> {
     let lost = false;
-    for (let wait = 25; ; wait = Math.min(wait * 2, 400)) {
-      try {
+    return pRetry(
+      async () => {
         const settled = await this.ledger.succeed(jobId, result, provider);
         // After a lost answer, "already resolved" may be this very capture: the row says.
         return settled ?? (lost ? await this.ledger.settlement(jobId) : null);
-      } catch (err) {
-        if (!databaseUnavailable(err) || Date.now() + wait > deadlineAt) throw err;
-        lost = true;
-        await sleep(wait);
-      }
-    }
+      },
+      {
+        retries: Number.POSITIVE_INFINITY,
+        minTimeout: 25,
+        factor: 2,
+        maxTimeout: 400,
+        randomize: false,
+        maxRetryTime: Math.max(0, deadlineAt - Date.now()),
+        shouldRetry: ({ error }) => (lost = !!databaseUnavailable(error)),
+      },
+    );
   }
 
   private async requeue(jobId: string): Promise<boolean> {
@@ -321,62 +291,9 @@ export class TaskRunner {
       return false;
     }
   }
-
-  /** The stored answer for a key, 409 while its task runs, 422 when the key came with another request. */
-  private async replay<R>(accountId: string, idempotency: Idempotency): Promise<TaskOutcome<R> | null> {
-    const found = await this.ledger.findByIdempotencyKey(accountId, idempotency.key);
-    failpoint('task.afterReplayLookup');
-    if (!found) return null;
-    if (found.requestHash !== idempotency.requestHash) throw new AppError('IDEMPOTENCY_KEY_REUSED');
-    if (found.status !== 'SUCCEEDED' || !found.result) throw new AppError('IDEMPOTENCY_KEY_IN_USE');
-    return {
-      jobId: found.jobId,
-      provider: found.provider ?? '',
-      result: found.result as R,
-      charged: found.charged,
-      balance: found.balance ?? 0,
-      replayed: true,
-    };
-  }
 }
 
 /** The webhook URL a job's input names, if any. */
 function webhookOf(input: Record<string, unknown>): string | null {
   return typeof input.webhookUrl === 'string' ? input.webhookUrl : null;
-}
-
-/** Answers at the deadline even when a provider ignores the abort signal. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-const FINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELED']);
-
-/** What a canceled task's waiting caller hears: the contract has no code of its own for it. */
-const canceledByCaller = () => new AppError('PROVIDER_TIMEOUT', 'Canceled by the caller.');
-
-/** What a waiting caller hears when the instance stops before its task could finish: try again (elsewhere). */
-const stopping = () => new AppError('PROVIDER_UNAVAILABLE', 'This instance is stopping; send the request again.');
-
-/** The abort reason of a queued job's work when its worker stops: the job goes back to the queue. */
-class HandedBack extends Error {
-  constructor() {
-    super('The worker stopped; the job goes back to the queue.');
-    this.name = 'HandedBack';
-  }
-}
-
-function toAppError(err: unknown, signal: AbortSignal): AppError {
-  if (isAppError(err)) return err;
-  if (signal.aborted) return new AppError('PROVIDER_TIMEOUT');
-  return databaseUnavailable(err) ?? new AppError('INTERNAL_ERROR', undefined, undefined, { cause: err });
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; name?: string; cause?: { code?: string } };
-  return e?.name === 'UniqueConstraintViolationException' || e?.code === '23505' || e?.cause?.code === '23505';
 }

@@ -4,9 +4,11 @@ import { isUuid } from '../../db/sql-values.js';
 import { AppError } from '../../errors.js';
 import { FetchError, failureReason } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
-import type { Job } from '../jobs/job.entity.js';
+import { Job } from '../jobs/job.entity.js';
+import { readableAccount, requireScope } from '../access.js';
+import type { Principal } from '../api-keys/api-key.service.js';
 import type { JobQueue } from '../jobs/job-queue.js';
-import { UnreadableWebhookSecret, type WebhookSecretRepository } from './webhook-secret.repository.js';
+import { UnreadableWebhookSecret, type WebhookSecret, type WebhookSecretRepository } from './webhook-secret.repository.js';
 
 export const WEBHOOK_EVENT_TYPES = ['job.succeeded', 'job.failed', 'job.canceled'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -87,10 +89,25 @@ export class WebhookService {
       /** Time one attempt may take. */
       timeoutMs: number;
       /** Builds the job body as the REST door shows it. */
-      view: (job: Job, attempts: WebhookAttempt[]) => Record<string, unknown>;
-      loadJob: (jobId: string) => Promise<Job | null>;
+      view: (job: Job, attempts: WebhookAttempt[]) => object;
+      /** The error for a caller whose key was revoked meanwhile (the key cache forgets it). */
+      callerRevoked: (apiKeyId: string | null) => AppError;
     },
   ) {}
+
+  /** The secret the caller's webhook receiver verifies deliveries with (keys scope; made on first read). */
+  secretFor(principal: Principal): Promise<WebhookSecret> {
+    requireScope(principal, 'keys');
+    return this.deps.secrets.get(principal.accountId);
+  }
+
+  /** A new signing secret (keys scope); 401 when the caller's key was revoked meanwhile. */
+  async rotateSecret(principal: Principal): Promise<WebhookSecret> {
+    requireScope(principal, 'keys');
+    const rotated = await this.deps.secrets.rotate(principal.accountId, principal.apiKeyId);
+    if (!rotated) throw this.deps.callerRevoked(principal.apiKeyId);
+    return rotated;
+  }
 
   /** Whether deliveries can be made here (they need the durable queue). */
   get available(): boolean {
@@ -113,7 +130,7 @@ export class WebhookService {
 
   /** One attempt (the queue's handler): throws so the queue retries it later. */
   async deliver(message: WebhookMessage): Promise<void> {
-    const job = await this.deps.loadJob(message.jobId);
+    const job = await this.deps.em().findOne(Job, { id: message.jobId });
     const url = job?.input.webhookUrl;
     if (!job || typeof url !== 'string') return; // the job is gone: nothing to tell
     const attempts = await this.attempts(job.id);
@@ -175,7 +192,8 @@ export class WebhookService {
    * The attempts of several jobs in one query, each job's oldest first, keyed by job id. With
    * `onlyAccount`, only that account's jobs' attempts are read.
    */
-  async attemptsForJobs(jobIds: readonly string[], onlyAccount: string | null): Promise<Map<string, WebhookAttempt[]>> {
+  async attemptsForJobs(principal: Principal, jobIds: readonly string[]): Promise<Map<string, WebhookAttempt[]>> {
+    const onlyAccount = readableAccount(principal);
     const byJob = new Map<string, WebhookAttempt[]>();
     const wanted = jobIds.filter(isUuid);
     if (!wanted.length) return byJob;

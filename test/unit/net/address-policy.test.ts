@@ -1,4 +1,5 @@
-import { hostPortOf, isPublicAddress, parseAllowHosts } from '../../../src/net/address-policy.js';
+import { hostPortOf, parseAllowHosts } from '../../../src/addresses.js';
+import { isPublicAddress } from '../../../src/net/address-policy.js';
 
 describe('address policy', () => {
   it.each([

@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { presentedKey, principalOf, type Authenticator } from '../modules/auth.js';
+import { presentedKey, principalOf } from './credentials.js';
+import type { Authenticator } from '../modules/auth.js';
 
 /** Paths that are never limited: probes and metrics. */
 const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);
