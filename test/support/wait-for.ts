@@ -13,7 +13,7 @@ type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
 
 /**
  * Asks `condition` until it answers something truthy, and returns that answer. A condition that
- * throws (an `expect` not met yet) counts as "not yet". When time runs out it fails loudly, with
+ * throws (an `expect` not met yet, or an error that says what it saw) counts as "not yet". When time runs out it fails loudly, with
  * what it waited for and what it last saw (the last answer, or the last error), so a test that
  * waited in vain says why instead of moving on or timing out in silence.
  */
@@ -34,7 +34,7 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitF
     if (Date.now() - started >= timeout) {
       const seen =
         'error' in last
-          ? `its last error: ${last.error instanceof Error ? (last.error.stack ?? last.error.message) : inspect(last.error)}`
+          ? `its last error: ${last.error instanceof Error ? `${last.error.name}: ${last.error.message}` : inspect(last.error)}`
           : `its last answer: ${inspect(last.value, { depth: 4, breakLength: Infinity })}`;
       throw new Error(`waitFor: ${describe} did not happen within ${timeout} ms (${asks} asks); ${seen}`);
     }
