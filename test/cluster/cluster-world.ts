@@ -159,6 +159,7 @@ export class Cluster {
     site.page('/ok', page);
     site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
     // The same page after 400 ms: requests in flight when a gateway dies.
+    // Not synchronisation: a slow upstream, so requests are in flight when an instance dies.
     site.route('/slow', (_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(page), 400));
     site.file('/m20.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
     site.file('/m70.mp3', makeMedia({ seconds: 70 }), 'audio/mpeg');
