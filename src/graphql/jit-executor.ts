@@ -14,6 +14,9 @@ export interface OperationRun {
 
 export type Executor = (run: OperationRun) => Promise<ExecutionResult>;
 
+/** Documents compiled, and runs through a compiled function, in this process (tests read them). */
+export const jitCounts = { compiled: 0, compiledRuns: 0 };
+
 /** graphql-js only: what runs when tracing is on, so that every operation keeps its execute span. */
 export function interpretingExecutor(schema: GraphQLSchema): Executor {
   return async ({ document, operationName, variables, context }) => execute({ schema, document, contextValue: context, variableValues: variables, operationName });
@@ -43,8 +46,10 @@ export function compilingExecutor(schema: GraphQLSchema): Executor {
       if (++entry.runs < COMPILE_AFTER) return interpret(run);
       const query = compileQuery(schema, document, operationName ?? undefined);
       entry.query = isCompiledQuery(query) ? query : null;
+      if (entry.query) jitCounts.compiled++;
     }
     if (!entry.query) return interpret(run);
+    jitCounts.compiledRuns++;
     const result = await entry.query.query(undefined, context, variables ?? {});
     if (!result.errors) return result;
     // No data at all: the variables were refused before anything ran. graphql-js refuses them again,

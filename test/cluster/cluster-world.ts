@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -18,19 +17,17 @@ import { invariantProblems } from '../model/ledger-invariants.js';
 import { TIMING } from '../model/ledger-world.js';
 import { TEST_PEPPER } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
+import { waitFor } from '../support/wait-for.js';
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
 const CLI = join(process.cwd(), 'dist/cli/main.js');
 
-/** Polls `probe` every `everyMs` until it holds; throws after `withinMs`. */
+/** Polls `probe` every `everyMs` until it holds (waitFor); returns how long that took. */
 export async function until(what: string, probe: () => Promise<boolean> | boolean, withinMs = 15_000, everyMs = 25): Promise<number> {
   const started = Date.now();
-  for (;;) {
-    if (await probe()) return Date.now() - started;
-    if (Date.now() - started > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
-    await sleep(everyMs);
-  }
+  await waitFor(probe, { describe: what, timeout: withinMs, interval: everyMs });
+  return Date.now() - started;
 }
 
 export async function freePort(): Promise<number> {
@@ -162,6 +159,7 @@ export class Cluster {
     site.page('/ok', page);
     site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
     // The same page after 400 ms: requests in flight when a gateway dies.
+    // Not synchronisation: a slow upstream, so requests are in flight when an instance dies.
     site.route('/slow', (_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(page), 400));
     site.file('/m20.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
     site.file('/m70.mp3', makeMedia({ seconds: 70 }), 'audio/mpeg');

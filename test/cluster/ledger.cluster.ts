@@ -1,6 +1,7 @@
 import { createClient } from 'graphql-ws';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
+import { waitFor } from '../support/wait-for.js';
 import { Cluster, gql, send, until, type Reply } from './cluster-world.js';
 
 const PARSE = `mutation($i: ParseInput!) { parse(input: $i) { id credits { charged balance } } }`;
@@ -197,9 +198,17 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
       let answer: Reply = await send(via === 'A' ? a.url : b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), { url: `${c.site.origin}/slow` });
       let retries = 0;
       // Unanswered (A died): retry on B; 409 while A's dead job still holds the key, until the sweep ends it.
-      while ('lost' in answer || (retries > 0 && answer.status === 409)) {
-        if (retries++ > 0) await new Promise((r) => setTimeout(r, 200));
-        answer = await send(b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), { url: `${c.site.origin}/slow` });
+      if ('lost' in answer) {
+        answer = await waitFor(
+          async () => {
+            retries++;
+            const again = await send(b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), { url: `${c.site.origin}/slow` });
+            if ('lost' in again) throw new Error('B did not answer');
+            if (again.status === 409) throw new Error('409: the dead job still holds the key');
+            return again;
+          },
+          { describe: `${key} answered on B`, timeout: 90_000, interval: 200 },
+        );
       }
       const r = ok(answer);
       outcomes.push({ key, via, retries, status: r.status, id: r.json.id, charged: r.json.credits?.charged, code: r.json.error?.code });

@@ -8,6 +8,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { SCREENSHOTS, expectBrowserProblem, launchBrowser } from '../support/browser.js';
 import { makeMedia } from '../support/media.js';
 import { serveLibrary } from '../support/media-library.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe('the account area in a real browser (login link)', () => {
   let h: Harness;
@@ -138,7 +139,14 @@ describe('the account area in a real browser (login link)', () => {
     expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json().error.code).toBe('NO_MEDIA_FOUND');
     expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json().error.code).toBe('CONTENT_UNAVAILABLE');
     const started = (await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' })).json();
-    for (let i = 0; i < 150 && (await h.request('GET', `/api/jobs/${started.id}`, { headers: auth })).json().status !== 'RUNNING'; i++) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(
+      async () => {
+        const job = (await h.request('GET', `/api/jobs/${started.id}`, { headers: auth })).json();
+        if (job.status !== 'RUNNING') throw new Error(`the job is ${job.status}`);
+        return true;
+      },
+      { describe: 'the endless job to run', timeout: 15_000, interval: 100 },
+    );
     expect((await h.request('POST', `/api/jobs/${started.id}/cancel`, { headers: auth })).json().status).toBe('CANCELED');
     expect(await h.balance(accountId)).toEqual({ available: 21, held: 0 });
 

@@ -8,6 +8,7 @@ import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
+import { waitFor } from '../support/wait-for.js';
 
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
 const CLI = join(process.cwd(), 'dist/cli/main.js');
@@ -205,7 +206,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    for (let i = 0; i < 200 && !/^progress /m.test(stderr); i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => /^progress /m.test(stderr), { describe: `a progress line on stderr (so far: ${JSON.stringify(stderr)})`, timeout: 10_000, interval: 50 });
     expect(await h.balance(owner)).toEqual({ available: 4, held: 1 });
     child.kill('SIGINT');
     expect(await exited).toBe(130);

@@ -3,6 +3,7 @@ import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
+import { waitFor } from '../support/wait-for.js';
 
 const ROWS = `query($first: Int, $after: String) { creditHistoryByTask(first: $first, after: $after) {
   edges { cursor node { id createdAt
@@ -41,12 +42,14 @@ describe('the credit history per task', () => {
 
   const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
   const untilJob = async (key: string, id: string, done: (job: any) => boolean) => {
-    for (let i = 0; i < 150; i++) {
-      const job = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
-      if (done(job)) return job;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`job ${id} did not reach the expected state`);
+    return waitFor(
+      async () => {
+        const job = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
+        if (!done(job)) throw new Error(`job ${id} is ${JSON.stringify(job)}`);
+        return job;
+      },
+      { describe: `job ${id} to reach the expected state`, timeout: 15_000, interval: 100 },
+    );
   };
 
   it('has one row per task with what it charged (nothing when it failed or was canceled), its entries one field away, and grants as their own rows', async () => {

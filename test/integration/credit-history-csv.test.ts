@@ -1,48 +1,18 @@
 import { CreditHistoryRepository } from '../../src/modules/credits/credit-history.repository.js';
 import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
+import { parse } from 'csv-parse/sync';
 import pg from 'pg';
 import { CSV_HEADER as HEADER, describeExportMemory } from '../support/credit-history-memory.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 const COLUMNS = HEADER.split(',');
 
-/** RFC 4180 as csv-stringify writes it: quoted fields may hold commas, doubled quotes and newlines. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  const endField = () => {
-    row.push(field);
-    field = '';
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') endField();
-    else if (c === '\n') {
-      endField();
-      rows.push(row);
-      row = [];
-    } else field += c;
-  }
-  if (field !== '' || row.length) {
-    endField();
-    rows.push(row);
-  }
-  return rows;
-}
-
 /** The CSV's data rows as objects keyed by the header. */
 function csvRecords(text: string): Record<string, string>[] {
-  const [header, ...rows] = parseCsv(text);
+  // RFC 4180 as csv-stringify writes it (quoted fields may hold commas, doubled quotes and newlines),
+  // every record as wide as the header.
+  const [header, ...rows] = parse(text, { record_delimiter: '\n' }) as string[][];
   expect(header).toEqual(COLUMNS);
   return rows.map((r) => Object.fromEntries(COLUMNS.map((c, i) => [c, r[i]])));
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createHarness, type Harness } from '../support/harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * Every statement sent to the database while `fn` runs, counted where they all pass: the `pg`
@@ -46,12 +47,8 @@ describe('related rows through per-request DataLoaders', () => {
   const warmKey = async (accountId: string, scopes?: string[]) => {
     const { key, apiKey } = await h.services.apiKeys.create(accountId, 'counted', scopes);
     expect((await h.gql('{ me { id } }', {}, key)).errors).toBeUndefined();
-    for (let i = 0; i < 100; i++) {
-      const keys = await h.services.apiKeys.list(accountId);
-      if (keys.find((k) => k.id === apiKey.id)?.lastUsedAt) return key;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error('last_used_at was never written');
+    await waitFor(async () => (await h.services.apiKeys.list(accountId)).find((k) => k.id === apiKey.id)?.lastUsedAt, { describe: "the key's last_used_at to be written", interval: 20 });
+    return key;
   };
 
   const ACCOUNTS = `query($first: Int, $from: DateTime!, $to: DateTime!) {

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
@@ -10,17 +9,8 @@ import { checkGraphqlAnswer, checkLedger, checkRestError, snapshot } from '../su
 import { createHarness, type Harness, type TestResponse } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import { waitFor } from '../support/wait-for.js';
 import type { ErrorCode } from '../../src/errors.js';
-
-/** Polls `probe` every `everyMs` until it holds; throws after `withinMs`. */
-async function until(probe: () => Promise<boolean> | boolean, withinMs: number, everyMs = 25): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await probe()) return Date.now() - started;
-    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms`);
-    await sleep(everyMs);
-  }
-}
 
 const gqlRequest = (h: Harness, query: string, variables: Record<string, unknown>, key: string) =>
   h.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query, variables }) });
@@ -28,15 +18,18 @@ const gqlRequest = (h: Harness, query: string, variables: Record<string, unknown
 const PARSE = 'mutation($i: ParseInput!) { parse(input: $i) { id credits { charged balance } } }';
 const TRANSCRIBE = 'mutation($i: TranscribeInput!) { transcribe(input: $i) { id credits { charged balance } } }';
 
-/** A page that declares all a parse needs (no probe), answering after `delayMs`. */
+/** A page that declares all a parse needs (no probe), answering after `delayMs`; tells how many it has answered. */
 const pageAfter = (site: FakeSite, path: string, delayMs: (n: number) => number) => {
   let n = 0;
+  let answered = 0;
   const html =
     `<html><head><meta property="og:video" content="${site.origin}/clip.mp4"><meta property="og:video:type" content="video/mp4">` +
     `<meta property="og:video:width" content="160"><meta property="og:video:height" content="120"><meta property="video:duration" content="2"></head></html>`;
   site.route(path, (_req, res) => {
-    setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(html), delayMs(n++));
+    // Not synchronisation: the upstream's own pace, which spreads the answers the test cuts through.
+    setTimeout(() => (answered++, res.writeHead(200, { 'content-type': 'text/html' }).end(html)), delayMs(n++));
   });
+  return { answered: () => answered };
 };
 
 /**
@@ -49,10 +42,11 @@ const kinds = TEST_DATABASES;
 describe.each(kinds)('database connections killed under load (%s database)', (kind) => {
   let h: Harness;
   let site: FakeSite;
+  let slow: ReturnType<typeof pageAfter>;
   beforeAll(async () => {
     site = await startFakeSite();
     // Answers spread over 150-500 ms, so the kills find requests before, during and after their work.
-    pageAfter(site, '/slow', (n) => 150 + (n % 8) * 50);
+    slow = pageAfter(site, '/slow', (n) => 150 + (n % 8) * 50);
     pageAfter(site, '/quick', () => 0);
     h = await createHarness(
       { FETCH_ALLOW_HOSTS: site.hostPort, PARSE_TIMEOUT_SECONDS: '3', RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000' },
@@ -77,10 +71,12 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
         : gqlRequest(h, PARSE, { i: { url } }, key).then((res) => ({ door: 'graphql' as const, res })),
     );
     // Kill when the first pages are being fetched (holds placed), and twice more as answers come back (captures).
-    await until(() => site.hits.filter((hit) => hit === 'GET /slow').length >= 10, 10_000, 5);
+    await waitFor(() => site.hits.filter((hit) => hit === 'GET /slow').length >= 10, { describe: '10 pages asked for', timeout: 10_000, interval: 5 });
     const killed: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      if (i) await sleep(150);
+    // The 10 pages asked for are all answered, whatever the kills do: after 4 of them, and after 8.
+    const answeredBefore = slow.answered();
+    for (const answers of [0, 4, 8]) {
+      await waitFor(() => slow.answered() - answeredBefore >= answers, { describe: `${answers} pages answered`, timeout: 10_000, interval: 5 });
       killed.push(await h.severDatabaseConnections());
     }
     expect(killed.reduce((a, b) => a + b)).toBeGreaterThan(0);
@@ -105,7 +101,9 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
     expect([...succeeded.values()].every((c) => c === 1)).toBe(true);
 
     // Serving again, in this same process, within seconds: ready, then a parse that succeeds.
-    const recovered = await until(async () => (await h.request('GET', '/readyz')).statusCode === 200, 5_000, 50);
+    const outageOver = Date.now();
+    await waitFor(async () => (await h.request('GET', '/readyz')).statusCode === 200, { describe: '/readyz to answer 200', timeout: 5_000, interval: 50 });
+    const recovered = Date.now() - outageOver;
     const again = await h.rest('/api/parse', { url: `${site.origin}/quick` }, key);
     expect(again.statusCode).toBe(200);
     expect(recovered).toBeLessThan(5_000);
@@ -113,7 +111,7 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
     // A task the outage cut off between its hold and its settlement keeps the hold until its deadline;
     // the sweeper then releases it. After that: charged exactly the answered successes, nothing held,
     // and the ledger sums.
-    await until(async () => (await h.services.jobs.sweep(), (await snapshot(h, [accountId])).get(accountId)!.openJobs === 0), 10_000, 250);
+    await waitFor(async () => (await h.services.jobs.sweep(), (await snapshot(h, [accountId])).get(accountId)!.openJobs === 0), { describe: 'the sweeper to close every job', timeout: 10_000, interval: 250 });
     const jobs = await h.sql<{ id: string; status: string; credits_charged: string }>(`select id, status, credits_charged from job where account_id = ?`, [accountId]);
     const charged = jobs.filter((j) => j.status === 'SUCCEEDED').map((j) => j.id);
     expect(new Set(charged)).toEqual(new Set([warm.json().id, again.json().id, ...succeeded.keys()]));
@@ -139,7 +137,13 @@ describe('Redis stopped and started again', () => {
 
   const startRedis = async () => {
     redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await until(async () => (await probe.ping().catch(() => null)) === 'PONG', 5_000, 50);
+    await waitFor(async () => (await probe.ping().catch(() => null)) === 'PONG', { describe: 'redis-server to answer PONG', timeout: 5_000, interval: 50 });
+  };
+  /** The test's own client, which keeps trying to connect every 50 ms. */
+  const connectProbe = async () => {
+    probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
+    probe.on('error', () => undefined);
+    await probe.connect().catch(() => undefined);
   };
   const stopRedis = async () => {
     const child = redis!;
@@ -156,9 +160,7 @@ describe('Redis stopped and started again', () => {
         s.close(() => resolve(p));
       });
     });
-    probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
-    probe.on('error', () => undefined);
-    await probe.connect().catch(() => undefined);
+    await connectProbe();
     await startRedis();
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     h = await createHarness({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_PER_MINUTE: '4', RATE_LIMIT_IP_PER_MINUTE: '1000' }, logger);
@@ -187,15 +189,25 @@ describe('Redis stopped and started again', () => {
     expect(down.map((r) => r.statusCode)).toEqual([400, 200, 400, 200, 429, 429]);
     expect(checkRestError(down[4])).toBe('RATE_LIMITED');
     expect(checkGraphqlAnswer(down[5])).toEqual(['RATE_LIMITED']);
-    // Reconnection attempts go on meanwhile: still one warning.
-    await sleep(600);
+    // Reconnection attempts go on meanwhile: still one warning. Seen on the port, where a listener
+    // counts two of the gateway's (the probe is off meanwhile) and hangs up at once, as a dead Redis would.
+    probe.disconnect();
+    let attempts = 0;
+    const deadRedis = createServer((socket) => (attempts++, socket.destroy()));
+    await new Promise<void>((resolve) => deadRedis.listen(port, '127.0.0.1', resolve));
+    try {
+      await waitFor(() => attempts >= 2, { describe: "two of the gateway's reconnection attempts", timeout: 10_000 });
+    } finally {
+      await new Promise((resolve) => deadRedis.close(resolve));
+      await connectProbe();
+    }
     expect((await me(key)).statusCode).toBe(429);
     expect(redisWarnings()).toHaveLength(1);
     expect(redisWarnings()[0].msg).toMatch(/counted per process/);
 
     // Back (an empty Redis: it kept nothing): ioredis reconnects on its own and the limiters use it again.
     await startRedis();
-    await until(() => lines.some((l) => l.level === 30 && /Redis is reachable again/.test(l.msg)), 10_000, 50);
+    await waitFor(() => lines.some((l) => l.level === 30 && /Redis is reachable again/.test(l.msg)), { describe: "the 'Redis is reachable again' line", timeout: 10_000, interval: 50 });
     expect((await me(key)).statusCode).toBe(200);
     expect(await probe.get(counter)).toBe('1');
     for (let i = 0; i < 3; i++) expect((await me(key)).statusCode).toBe(200);

@@ -4,6 +4,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { checkGraphqlAnswer, checkLedger, checkRestError, snapshot, ContractViolation, type AccountSnapshot } from '../support/contract-checks.js';
 import { createHarness, type Harness, type TestResponse } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
+import { waitFor } from '../support/wait-for.js';
 import type { ErrorCode } from '../../src/errors.js';
 
 /**
@@ -337,14 +338,15 @@ describe('fuzzing both doors', () => {
   // ---- the property ------------------------------------------------------------------------
 
   /** Waits until no job is open (a queued transcription runs on the worker), so snapshots compare like with like. */
-  const settle = async () => {
-    for (let i = 0; i < 200; i++) {
-      const snap = await snapshot(h, accountIds);
-      if ([...snap.values()].every((s) => s.openJobs === 0)) return snap;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('jobs stayed open');
-  };
+  const settle = () =>
+    waitFor(
+      async () => {
+        const snap = await snapshot(h, accountIds);
+        if (![...snap.values()].every((s) => s.openJobs === 0)) throw new Error(`jobs stayed open: ${JSON.stringify([...snap])}`);
+        return snap;
+      },
+      { describe: 'every job to end', timeout: 20_000, interval: 100 },
+    );
 
   /** Sends one request and checks the answer and the ledger against the state before it. */
   const check = async (r: Req) => {

@@ -1,3 +1,4 @@
+import { jitCounts } from '../../src/graphql/jit-executor.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 // A document runs through graphql-js the first time and through its graphql-jit compiled function
@@ -43,6 +44,7 @@ describe('GraphQL: compiled documents answer exactly as interpreted ones', () =>
 
   it.each(cases)('%s', async (_name, query, variables, code) => {
     const answers = [];
+    const before = { ...jitCounts };
     for (let run = 0; run < 3; run++) {
       const res = await h.request('POST', '/graphql', {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
@@ -50,6 +52,8 @@ describe('GraphQL: compiled documents answer exactly as interpreted ones', () =>
       });
       answers.push({ status: res.statusCode, type: res.headers['content-type'], cacheControl: res.headers['cache-control'], body: res.json() });
     }
+    // Compiled once, on the second run, and the second and third runs went through the compiled function.
+    expect({ compiled: jitCounts.compiled - before.compiled, compiledRuns: jitCounts.compiledRuns - before.compiledRuns }).toEqual({ compiled: 1, compiledRuns: 2 });
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[2]).toEqual(answers[0]);
     // Each case shows what it says it shows, on the first (interpreted) run as on the others.

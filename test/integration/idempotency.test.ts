@@ -1,4 +1,5 @@
 import { createHarness, type Harness } from '../support/harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 
 describe('idempotency keys', () => {
@@ -50,7 +51,7 @@ describe('idempotency keys', () => {
     const { key, accountId } = await h.account({ credits: 5 });
     const first = h.rest('/api/parse', { url: `${site.origin}/slow` }, key, { 'idempotency-key': 'slow-1' });
     // Wait until the first request has reached the page (its job and hold exist).
-    for (let i = 0; i < 100 && !site.hits.includes('GET /slow'); i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => site.hits.includes('GET /slow'), { describe: 'the first request to reach the page', interval: 20 });
     const second = await h.rest('/api/parse', { url: `${site.origin}/slow` }, key, { 'idempotency-key': 'slow-1' });
     expect(second.statusCode).toBe(409);
     expect(second.json().error.code).toBe('IDEMPOTENCY_KEY_IN_USE');

@@ -12,19 +12,14 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import { waitFor } from '../support/wait-for.js';
 
 const DATABASES = TEST_DATABASES;
 
 type Fake = Awaited<ReturnType<typeof startFakeOpenAi>>;
 type Push = { status: string; progress: number };
 
-const until = async (what: string, done: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const end = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+const until = (what: string, done: () => boolean | Promise<boolean>, ms = 15_000) => waitFor(done, { describe: what, timeout: ms, interval: 5 });
 
 /**
  * A second gateway on the same database, without queue workers: a cancel sent here reaches the

@@ -3,6 +3,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
+import { waitFor } from '../support/wait-for.js';
 import { pino } from 'pino';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -35,14 +36,15 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
   });
 
   const JOB = `query($id: ID!) { job(id: $id) { id status progress creditsHeld creditsCharged error { code } result } }`;
-  const waitFor = async (key: string, id: string, done: (job: any) => boolean) => {
-    for (let i = 0; i < 150; i++) {
-      const job = (await h.gql(JOB, { id }, key)).data.job;
-      if (done(job)) return job;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`job ${id} did not reach the expected state`);
-  };
+  const untilJob = (key: string, id: string, done: (job: any) => boolean) =>
+    waitFor(
+      async () => {
+        const job = (await h.gql(JOB, { id }, key)).data.job;
+        if (!done(job)) throw new Error(`job ${id} is ${JSON.stringify(job)}`);
+        return job;
+      },
+      { describe: `job ${id} to reach the expected state`, timeout: 15_000, interval: 100 },
+    );
 
   it('queues through GraphQL, holds at once, and charges on success', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
@@ -50,7 +52,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(started.errors).toBeUndefined();
     expect(started.data.startTranscription).toMatchObject({ operation: 'TRANSCRIBE', creditsHeld: 1 });
     expect(['QUEUED', 'RUNNING']).toContain(started.data.startTranscription.status);
-    const job = await waitFor(key, started.data.startTranscription.id, (j) => j.status === 'SUCCEEDED' || j.status === 'FAILED');
+    const job = await untilJob(key, started.data.startTranscription.id, (j) => j.status === 'SUCCEEDED' || j.status === 'FAILED');
     expect(job).toMatchObject({ status: 'SUCCEEDED', progress: 1, creditsHeld: 0, creditsCharged: 2, error: null });
     expect(job.result.segments.length).toBeGreaterThan(0);
     expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
@@ -60,13 +62,17 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
   const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
   /** Polls GET Location, as a REST client does, until the job is where `done` wants it. */
   const poll = async (key: string, location: string, done: (job: any) => boolean) => {
-    for (let i = 0; i < 150; i++) {
-      const res = await h.request('GET', location, auth(key));
-      expect(res.statusCode).toBe(200);
-      if (done(res.json())) return res.json();
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${location} did not reach the expected state`);
+    // Any answer but 200 ends the polling, and fails below.
+    const res = await waitFor(
+      async () => {
+        const res = await h.request('GET', location, auth(key));
+        if (res.statusCode === 200 && !done(res.json())) throw new Error(`${location} is ${res.body}`);
+        return res;
+      },
+      { describe: `${location} to reach the expected state`, timeout: 15_000, interval: 100 },
+    );
+    expect(res.statusCode).toBe(200);
+    return res.json();
   };
   const finished = (j: any) => ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(j.status);
 
@@ -93,7 +99,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const { key, accountId } = await h.account({ credits: 5 });
     const started = await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/endless.mp3` } }, key);
     const id = started.data.startTranscription.id;
-    await waitFor(key, id, (j) => j.status === 'RUNNING');
+    await untilJob(key, id, (j) => j.status === 'RUNNING');
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
     const canceled = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, key);
     expect(canceled.data.cancelJob).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, error: { code: 'CANCELED' } });
@@ -232,10 +238,10 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       req.socket.on('close', () => void (closed = true));
     });
     const id = (await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/endless-2.mp3` } }, key)).data.startTranscription.id;
-    await waitFor(key, id, (j) => j.status === 'RUNNING');
+    await untilJob(key, id, (j) => j.status === 'RUNNING');
     // Straight to the ledger, as another instance's cancelJob would: this process's runner is not told.
     expect(await h.services.ledger.fail(id, 'CANCELED', 'CANCELED', 'Canceled by the caller.')).toBe(true);
-    for (let i = 0; i < 50 && !closed; i++) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => closed, { describe: 'the download to be closed', timeout: 5_000, interval: 20 });
     expect(closed).toBe(true);
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
   });
@@ -273,12 +279,14 @@ describe('why a queued job failed', () => {
       expect(res.statusCode).toBe(202);
       expect(res.headers['x-request-id']).toBe('client-req-42');
       const id = res.json().id;
-      let job: any;
-      for (let i = 0; i < 100; i++) {
-        job = (await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } })).json();
-        if (job.status === 'FAILED') break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const job = await waitFor(
+        async () => {
+          const seen = (await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } })).json();
+          if (seen.status !== 'FAILED') throw new Error(`job ${id} is ${JSON.stringify(seen)}`);
+          return seen;
+        },
+        { describe: `job ${id} to fail`, timeout: 10_000, interval: 100 },
+      );
       expect(job).toMatchObject({ status: 'FAILED', requestId: 'client-req-42', error: { code: 'CONTENT_UNAVAILABLE', message: 'The media URL answered 404.' } });
       const logged = lines.find((l) => l.msg === 'task failed' && l.jobId === id);
       expect(logged).toMatchObject({ requestId: 'client-req-42', operation: 'TRANSCRIBE', code: 'CONTENT_UNAVAILABLE', reason: 'The media URL answered 404.' });

@@ -1,12 +1,15 @@
 import type { AddressInfo } from 'node:net';
+import { jest } from '@jest/globals';
 import { pino } from 'pino';
 import type { Config } from '../../src/config.js';
 import { BACKSTOP_MS, type Notifications } from '../../src/db/notifications.js';
+import { cacheClock } from '../../src/modules/api-keys/api-key.cache.js';
 import { createHttpApp, openOrm, createServices } from '../../src/root.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { changeUnheard, heardAccount, parseThrough } from '../support/parse-doors.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import { waitFor } from '../support/wait-for.js';
 
 const DATABASES = TEST_DATABASES;
 
@@ -151,8 +154,7 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
       expect((await parseThrough('rest', h.url, key, page)).status).toBe(200);
       heard.length = 0;
       await operator.services.accounts.cancelMembership(accountId);
-      for (let i = 0; i < 500 && !heard.includes(accountId); i++) await new Promise((r) => setTimeout(r, 10));
-      expect(heard).toContain(accountId);
+      await waitFor(() => heard.includes(accountId), { describe: `the notification about ${accountId}`, timeout: 5_000 });
       expect(await parseThrough('rest', h.url, key, page)).toMatchObject({ status: 403, code: 'MEMBERSHIP_REQUIRED' });
       expect(await parseThrough('graphql', h.url, key, page)).toMatchObject({ status: 403, code: 'MEMBERSHIP_REQUIRED' });
       expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
@@ -172,8 +174,15 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
       await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [keyId]);
       expect(await none.me(key)).toBe('UNAUTHENTICATED');
       expect(await short.me(key)).toBe(accountId);
-      await new Promise((r) => setTimeout(r, 1100));
-      expect(await short.me(key)).toBe('UNAUTHENTICATED');
+      // 1.1 s pass on the caches' clock.
+      const now = jest.spyOn(cacheClock, 'now');
+      const skew = 1100;
+      try {
+        now.mockImplementation(() => performance.now() + skew);
+        expect(await short.me(key)).toBe('UNAUTHENTICATED');
+      } finally {
+        now.mockRestore();
+      }
     } finally {
       await short.close();
       await none.close();
@@ -187,12 +196,8 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
       await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [keyId]);
       expect(await me(key)).toBe(accountId);
       expect(await h.severDatabaseConnections()).toBeGreaterThan(0);
-      let answer: string = accountId;
-      for (let i = 0; i < 200 && answer !== 'UNAUTHENTICATED'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        answer = await me(key).catch(() => accountId);
-      }
-      expect(answer).toBe('UNAUTHENTICATED');
+      // The answer while the pool reconnects may be an error: asked again until the key is refused.
+      await waitFor(async () => (await me(key).catch((err: Error) => `not answered: ${err.message}`)) === 'UNAUTHENTICATED', { describe: 'the revoked key to be refused', timeout: 10_000, interval: 50 });
     });
   }
 });

@@ -7,6 +7,7 @@ import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { describeRecordingSubtitles, speechLike } from '../support/recording-subtitles.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe('long media through an OpenAI-compatible server', () => {
   let h: Harness;
@@ -69,12 +70,16 @@ describe('long media through an OpenAI-compatible server', () => {
     const { key } = await h.account({ credits: 10 });
     const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/lecture.mp3` }, key, { prefer: 'respond-async' });
     const seen: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const job = (await h.request('GET', `/api/jobs/${res.json().id}`, { headers: { authorization: `Bearer ${key}` } })).json();
-      seen.push(job.progress);
-      if (job.status === 'SUCCEEDED') break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // Sampled every 20 ms until the job succeeds: the samples are what is checked.
+    await waitFor(
+      async () => {
+        const job = (await h.request('GET', `/api/jobs/${res.json().id}`, { headers: { authorization: `Bearer ${key}` } })).json();
+        seen.push(job.progress);
+        if (job.status !== 'SUCCEEDED') throw new Error(`the job is ${job.status} at ${job.progress}`);
+        return true;
+      },
+      { describe: 'the job to succeed', timeout: 20_000, interval: 20 },
+    );
     // 0.3 once the audio is ready, then up with the audio transcribed, piece by piece, to 0.95; then 1. Never back.
     seen.forEach((p, i) => i > 0 && expect(p).toBeGreaterThanOrEqual(seen[i - 1]));
     expect(seen.some((p) => p > 0.3 && p < 0.95)).toBe(true);

@@ -6,6 +6,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import { waitFor } from '../support/wait-for.js';
 
 /**
  * Ordinary pages (og:video with a plain type, nothing of size or length) through both doors: the
@@ -171,10 +172,14 @@ describe.each(TEST_DATABASES)('media read in process (%s database)', (database) 
     const accounts: { key: string; accountId: string }[] = [];
     for (const _ of doors) accounts.push(await h.account({ credits: 3 }));
     const parses = doors.map((door, i) => parse(door, ordinaryPage(mediaUrl), accounts[i]));
-    for (let i = 0; (await counters())['reuse in_flight'] !== (before['reuse in_flight'] ?? 0) + 5; i++) {
-      if (i > 500) throw new Error('the parses never came to share the read');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitFor(
+      async () => {
+        const now = await counters();
+        if (now['reuse in_flight'] !== (before['reuse in_flight'] ?? 0) + 5) throw new Error(`the read counters are ${JSON.stringify(now)}`);
+        return true;
+      },
+      { describe: 'the parses to share the read', interval: 10 },
+    );
     release();
     for (const answer of await Promise.all(parses)) expect(answer.media).toMatchObject({ height: 720, durationSeconds: 2, codecs: 'h264,aac', hasAudio: true });
     expect(served.ranges).toHaveLength(2); // one read's requests

@@ -3,6 +3,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { DISCOVERY, JWKS, startFakeIssuer } from '../fakes/oidc.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { parseSetCookie } from '../support/set-cookie.js';
+import { waitFor } from '../support/wait-for.js';
 
 const UNAUTHENTICATED_KEY = { code: 'UNAUTHENTICATED', message: 'A valid API key is required (Authorization: Bearer <key>).' };
 /** The nonce a page that keeps `verifier` puts in its sign-in: base64url(SHA-256(verifier)). */
@@ -10,11 +11,7 @@ const nonceOf = (verifier: string) => createHash('sha256').update(verifier).dige
 const VERIFIER = 'v'.repeat(43);
 
 /** Polls until the condition holds (each look is a real observation, not a guess at timing). */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (const started = Date.now(); !condition(); await new Promise((r) => setImmediate(r))) {
-    if (Date.now() - started > 10_000) throw new Error(`timed out waiting for ${what}`);
-  }
-}
+const until = (condition: () => boolean, what: string) => waitFor(condition, { describe: what, timeout: 10_000, interval: 1 });
 
 /** A shared secret that a misconfigured provider publishes in its JWKS: HS256 must still be refused. */
 const SHARED_SECRET = new TextEncoder().encode('a shared secret of thirty-two bytes!');

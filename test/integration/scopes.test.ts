@@ -5,6 +5,7 @@ import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
+import { waitFor } from '../support/wait-for.js';
 
 const EMAIL = 'ada.scopes@example.org';
 
@@ -65,15 +66,7 @@ describe('API key scopes through the doors', () => {
     return { accountId: account.id, keys: made };
   };
 
-  const until = async <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 20_000) => waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;
   const jobStatus = async (id: string, readKey: string) => (await h.gql(`query($id: ID!) { job(id: $id) { status } }`, { id }, readKey)).data.job.status as string;
 
   const START = `mutation($i: TranscribeInput!, $k: String) {

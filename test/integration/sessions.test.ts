@@ -378,7 +378,15 @@ describe('account area sessions: settings', () => {
       expect((await h.request('GET', '/account/api/session', { headers: { cookie } })).statusCode).toBe(200);
 
       const late = await h.services.sessions.createLoginLink(account.id);
-      await new Promise((r) => setTimeout(r, 1300));
+      // What the rows promise: the session lasts 1.08 s, each link 0.6 s.
+      const lasts = async (table: string) =>
+        (await h.sql<{ ms: string }>(`select extract(epoch from expires_at - created_at) * 1000 as ms from ${table} where account_id = ? order by created_at`, [account.id])).map((r) => Number(r.ms));
+      expect(await lasts('account_session')).toEqual([1080]);
+      expect(await lasts('login_link')).toEqual([600, 600]);
+      // 1.3 s pass for this account's rows (the database's now() decides expiry), not for the test.
+      for (const table of ['account_session', 'login_link']) {
+        await h.sql(`update ${table} set created_at = created_at - interval '1.3 seconds', expires_at = expires_at - interval '1.3 seconds' where account_id = ?`, [account.id]);
+      }
       // The session ran out (1.08 s), and so did the link (0.6 s).
       expect((await h.request('GET', '/account/api/session', { headers: { cookie } })).statusCode).toBe(204);
       const spent = await h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: tokenOf(late.url) }) });

@@ -13,6 +13,7 @@ import { startFakeOpenAi, verboseJsonFixture } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
 import { createTestDatabase } from '../support/test-database.js';
+import { waitFor } from '../support/wait-for.js';
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
@@ -110,13 +111,7 @@ function request(agent: http.Agent | undefined, url: string, opts: { method?: st
   });
 }
 
-const until = async (what: string, check: () => Promise<boolean> | boolean, ms = 20_000) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
+const until = (what: string, check: () => Promise<boolean> | boolean, ms = 20_000) => waitFor(check, { describe: what, timeout: ms, interval: 100 });
 
 /** Stop times measured here, printed at the end (the report of issue 8 quotes them). */
 const measured: string[] = [];
@@ -212,6 +207,7 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
     const slowReached = new Promise<void>((resolve) => (reached = resolve));
     site.route('/slow', (_req, res) => {
       reached();
+      // Not synchronisation: the slow upstream under test, still answering after SIGTERM.
       setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE), 1500);
     });
     const server = await start('serve', env());
@@ -230,8 +226,10 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
     });
     await slowReached;
     const sent = server.signal('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    // A new connection now: refused, or answered 503 so a load balancer drains this instance.
+    // The idle connection closed by the server says it has stopped listening (Fastify closes idle
+    // connections and the listener together). A new connection now: refused, or answered 503 so a
+    // load balancer drains this instance.
+    await until('the idle keep-alive connection to close', () => idleClosedAt > 0, 5_000);
     const late = await request(undefined, `${server.url}/readyz`).then(
       (a) => a.status,
       (err: NodeJS.ErrnoException) => err.code,
@@ -351,7 +349,7 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
     }).catch(() => undefined);
     await hangReached;
     server.signal('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    await until('the first signal to be taken', () => /"msg":"shutting down"/.test(server.output()), 5_000);
     const second = server.signal('SIGINT');
     const exit = await server.exit;
     expect(exit).toMatchObject({ code: 1, signal: null });

@@ -11,6 +11,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import { waitFor } from '../support/wait-for.js';
 
 const OTHER_PEPPER = 'another-pepper-0123456789abcdef012345';
 const UNDECRYPTABLE_LOG = 'webhook secret does not decrypt: is API_KEY_PEPPER the one it was encrypted with?';
@@ -84,15 +85,7 @@ async function gateway(h: Harness, pepper: string, logger: Logger) {
   };
 }
 
-const until = async <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
+const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 30_000) => waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;
 
 /**
  * Webhook signing secrets at rest: each ciphertext is bound to its account (AES-GCM associated

@@ -7,6 +7,7 @@ import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** One POST a receiver saw. */
 interface Delivery {
@@ -106,15 +107,8 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     await openai.close();
   });
 
-  const until = async <T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 20_000): Promise<T> => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  const until = <T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 20_000) =>
+    waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;
 
   /** The deliveries to a path once there are at least `n`. */
   const delivered = (path: string, n = 1) => (receiver.at(path).length >= n ? receiver.at(path) : null);
@@ -293,7 +287,7 @@ describe('idempotency for queued work', () => {
     expect(other.statusCode).toBe(422);
     expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     // After it succeeded, the same key still answers with the same (finished) job and charges nothing more.
-    for (let i = 0; i < 100 && (await h.balance(accountId)).held; i++) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(async () => (await h.balance(accountId)).held === 0, { describe: 'the hold to be settled', timeout: 10_000, interval: 100 });
     const again = await send(`${site.origin}/talk.mp3`);
     expect(again.json()).toMatchObject({ id: a.json().id, status: 'SUCCEEDED' });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });

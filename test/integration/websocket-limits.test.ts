@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { forgedKey, publicIdOf } from '../support/forged-key.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** The limits the WebSocket door shares with HTTP, and its own, met by real clients (ws, graphql-ws). */
 
@@ -78,15 +79,7 @@ function subscribe(client: Client, query: string, variables: Record<string, unkn
 const client = (h: Harness, key: string) =>
   createClient({ url: wsUrl(h), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${key}` }, retryAttempts: 0, lazy: true });
 
-const until = async <T>(what: string, value: () => Promise<T | undefined | null | false>, ms = 10_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await value();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+const until = <T>(what: string, value: () => Promise<T | undefined | null | false>, ms = 10_000) => waitFor(value, { describe: what, timeout: ms, interval: 10 }) as Promise<T>;
 
 describe('the WebSocket door', () => {
   let h: Harness;

@@ -9,6 +9,7 @@ import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
+import { waitFor } from '../support/wait-for.js';
 
 const run = promisify(execFile);
 
@@ -42,20 +43,31 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
     const { key, accountId } = await h.account({ credits: 5 });
     const started = await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/talk.mp3` } }, key);
     const id = started.data.startTranscription.id;
-    // The queue is polled every second: three polls, and the gateway has not taken the job.
-    await new Promise((r) => setTimeout(r, 3000));
+    // Proof that the gateway had its chance: each of its workers finished a whole poll that began after
+    // the job was queued (a fetch that ended after one that ended after the send). Its workers work
+    // webhooks only, and the job is still untouched.
+    const queued = Date.now();
+    const gatewayWorkers = () => h.queue!.workers();
+    const firstPoll = await waitFor(() => gatewayWorkers().length > 0 && gatewayWorkers().every((w) => w.lastFetchedOn! > queued) && Math.max(...gatewayWorkers().map((w) => w.lastFetchedOn!)), { describe: "the gateway's workers to poll after the job was queued", timeout: 15_000 });
+    await waitFor(() => gatewayWorkers().every((w) => w.lastFetchedOn! > firstPoll), { describe: "the gateway's workers to poll once more", timeout: 15_000 });
+    expect([...new Set(gatewayWorkers().map((w) => w.queue))]).toEqual(['webhook']);
     expect((await h.gql(JOB, { id }, key)).data.job).toEqual({ status: 'QUEUED', creditsHeld: 1, creditsCharged: 0 });
     expect(openai.requests.length).toBe(0);
 
-    // What `mediagate worker` starts: its own connection to the queue, and the workers.
+    // What `mediagate worker` starts: its own connection to the queue, and the workers; it records the jobs it runs.
     worker = new JobQueue(h.clientUrl, pino({ level: 'silent' }), h.config.webhooks.retryDelaySeconds);
     await worker.start();
-    await startWorkers({ ...h.services, config: { ...h.config, workerConcurrency: 1 } }, worker);
-    let job: { status: string } = { status: 'QUEUED' };
-    for (let i = 0; i < 150 && !['SUCCEEDED', 'FAILED'].includes(job.status); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      job = (await h.gql(JOB, { id }, key)).data.job;
-    }
+    const ranByWorker: string[] = [];
+    const transcription = { runJob: (jobId: string) => (ranByWorker.push(jobId), h.services.transcription.runJob(jobId)) } as typeof h.services.transcription;
+    await startWorkers({ ...h.services, transcription, config: { ...h.config, workerConcurrency: 1 } }, worker);
+    const job = await waitFor(
+      async () => {
+        const j = (await h.gql(JOB, { id }, key)).data.job;
+        return ['SUCCEEDED', 'FAILED'].includes(j.status) && j;
+      },
+      { describe: 'the job to finish', timeout: 15_000, interval: 100 },
+    );
+    expect(ranByWorker).toEqual([id]);
     expect(job).toEqual({ status: 'SUCCEEDED', creditsHeld: 0, creditsCharged: 1 });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 4, held: 0 });

@@ -5,6 +5,7 @@ import vm from 'node:vm';
 import { jest } from '@jest/globals';
 import pg from 'pg';
 import { createHarness, type Harness } from './harness.js';
+import { waitFor } from './wait-for.js';
 
 /** The header row of the credit history CSV. */
 export const CSV_HEADER = 'id,created_at,account_id,kind,amount,available_delta,held_delta,job_id,operation,reason';
@@ -134,12 +135,19 @@ export function describeExportMemory(ROWS: number): void {
 
     it('stops reading the database when the client goes away', async () => {
       let batches = 0;
+      let closed = false;
+      let readToTheEnd = false;
       // The service's own repository: every instance reads through the prototype.
       const read = CreditHistoryRepository.prototype.batches;
       const spy = jest.spyOn(CreditHistoryRepository.prototype, 'batches').mockImplementation(async function* (this: CreditHistoryRepository, ...args: Parameters<typeof read>) {
-        for await (const batch of read.apply(this, args)) {
-          batches++;
-          yield batch;
+        try {
+          for await (const batch of read.apply(this, args)) {
+            batches++;
+            yield batch;
+          }
+          readToTheEnd = true;
+        } finally {
+          closed = true;
         }
       });
       try {
@@ -152,9 +160,12 @@ export function describeExportMemory(ROWS: number): void {
           });
           req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
         });
-        await new Promise((r) => setTimeout(r, 300));
+        // The export gives its reader back early (the generator returned, not read to its end) ...
+        await waitFor(() => closed, { describe: 'the export to stop reading the database', timeout: 5_000 });
+        expect(readToTheEnd).toBe(false);
         const afterClose = batches;
-        await new Promise((r) => setTimeout(r, 700));
+        // ... and reads nothing more while the server goes on serving.
+        expect((await h.request('GET', '/healthz')).statusCode).toBe(200);
         expect(batches).toBe(afterClose);
         expect(batches).toBeLessThan(ROWS / 1000 / 10);
       } finally {

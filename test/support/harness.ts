@@ -30,6 +30,8 @@ export interface Harness {
   clientUrl: string;
   /** The database's notifications, as this app hears them. */
   notifications: Notifications;
+  /** The job queue, where the test asked for one. */
+  queue?: JobQueue;
   /** An account with a key; membership and credits as asked. */
   account(opts?: { credits?: number; member?: boolean; scopes?: string[] }): Promise<{ accountId: string; key: string; keyId: string }>;
   /** The server's base URL on loopback. */
@@ -91,6 +93,7 @@ export async function createHarness(
     config,
     clientUrl: db.clientUrl,
     notifications: db.notifications,
+    queue,
     async account(opts = {}) {
       const acc = await services.accounts.create({
         name: 'Test account',

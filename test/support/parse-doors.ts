@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../src/errors.js';
 import type { Harness } from './harness.js';
+import { waitFor } from './wait-for.js';
 
 /** What one parse answered, whichever door it went through: the status (GraphQL's error code mapped as REST maps it). */
 export interface DoorAnswer {
@@ -35,8 +36,7 @@ export async function heardAccount(h: Harness, opts: Parameters<Harness['account
   const stop = h.notifications.on('mediagate_auth', (n) => void (n.apiKeyId && heard.add(n.apiKeyId)));
   try {
     const account = await h.account(opts);
-    for (let i = 0; i < 500 && !heard.has(account.keyId); i++) await new Promise((r) => setTimeout(r, 10));
-    if (!heard.has(account.keyId)) throw new Error('the key was made, but its notification never came');
+    await waitFor(() => heard.has(account.keyId), { describe: 'the notification of the new key', timeout: 5_000, interval: 10 });
     return account;
   } finally {
     stop();

@@ -1,5 +1,5 @@
 import type { Notifications } from '../../db/notifications.js';
-import { LRUCache } from 'lru-cache';
+import { LRUCache, type Perf } from 'lru-cache';
 
 /** What authenticating a key needs to know of it, as read from the database. */
 export interface KeyRecord {
@@ -16,6 +16,9 @@ export interface KeyRecord {
   /** When last_used_at was last written or seen (epoch milliseconds; 0: never). */
   touchedAt: number;
 }
+
+/** The clock entries age by (lru-cache's `perf`): a test moves it on rather than wait out a TTL. */
+export const cacheClock: Perf = { now: () => performance.now() };
 
 /** Keys cached at most; an evicted one is simply read again. */
 const MAX_KEYS = 10_000;
@@ -38,8 +41,9 @@ export class ApiKeyCache {
   constructor(
     private readonly ttlMs: number,
     private readonly notifications: Notifications,
+    clock: Perf = cacheClock,
   ) {
-    this.keys = ttlMs > 0 ? new LRUCache({ max: MAX_KEYS, ttl: ttlMs }) : null;
+    this.keys = ttlMs > 0 ? new LRUCache({ max: MAX_KEYS, ttl: ttlMs, perf: clock }) : null;
     if (!this.keys) return;
     this.unsubscribe.push(
       notifications.on('mediagate_auth', (change) => this.forget(change)),

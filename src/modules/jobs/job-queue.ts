@@ -97,6 +97,11 @@ export class JobQueue {
     });
   }
 
+  /** The queues this process works, each with when its worker last finished asking for work (pg-boss's wip data). */
+  workers(): { queue: string; lastFetchedOn: number | null }[] {
+    return this.boss.getWipData().map((w) => ({ queue: w.name, lastFetchedOn: w.lastFetchedOn }));
+  }
+
   /**
    * Takes no more work and resolves once the handlers running in this process have finished (pg-boss's
    * offWork); a stopping process races it against its grace period.

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { Batcher, type MemberOutcome } from '../../../src/modules/credits/batcher.js';
 
 /** A `send` whose calls the test answers by hand. */
@@ -11,13 +12,17 @@ const echo = (items: string[]): MemberOutcome<string>[] => items.map((i) => ({ v
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('Batcher', () => {
+  // The windows run on a fake clock the tests move on; promises and setImmediate stay real.
+  beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'clearImmediate', 'nextTick', 'queueMicrotask'] }));
+  afterEach(() => jest.useRealTimers());
+
   it('sends a lone member at once, gathers what arrives while a batch is out, and answers each member on its own', async () => {
     const { calls, send } = manualSend();
     const batcher = new Batcher(send, { windowMs: 1, maxSize: 10, maxInFlight: 1 });
     const a = batcher.submit('a');
     expect(calls.map((c) => c.items)).toEqual([['a']]);
     const rest = ['b', 'c', 'd'].map((x) => batcher.submit(x));
-    await new Promise((r) => setTimeout(r, 20));
+    jest.advanceTimersByTime(20);
     // The window has passed, but the one slot is taken: the next batch keeps growing.
     expect(calls).toHaveLength(1);
     calls[0].answer(echo(calls[0].items));
@@ -52,7 +57,9 @@ describe('Batcher', () => {
     const second = [batcher.submit('b'), batcher.submit('c')];
     calls[0].answer(echo(calls[0].items));
     await first;
-    await new Promise((r) => setTimeout(r, 20));
+    jest.advanceTimersByTime(20);
+    await tick();
+    expect(calls.map((c) => c.items)).toEqual([['a'], ['b', 'c']]);
     calls[1].fail(new Error('connection lost'));
     for (const p of second) await expect(p).rejects.toThrow('connection lost');
   });

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MediaError, extractAudio, probeMedia } from '../../../src/media/ffmpeg.js';
+import { waitFor } from '../../support/wait-for.js';
 
 const FFMPEG = process.env.FFMPEG_PATH ?? 'ffmpeg';
 const dir = mkdtempSync(join(tmpdir(), 'mediagate-ffmpeg-test-'));
@@ -15,15 +16,6 @@ function streamsOf(file: string): { codec_type: string; codec_name: string; chan
   return JSON.parse(out.toString()).streams;
 }
 
-const hasFlite = (() => {
-  try {
-    execFileSync('flite', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
 beforeAll(() => {
   ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=440:duration=3', '-ac', '2', path('tone.mp3'));
   ffmpeg('-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=2', '-pix_fmt', 'yuv420p', path('silent.mp4'));
@@ -32,9 +24,8 @@ beforeAll(() => {
     '-f', 'lavfi', '-i', 'sine=frequency=220:duration=4:sample_rate=44100',
     '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-shortest', path('muxed.mp4'),
   );
-  // Real speech when flite is there; otherwise a tone stands in, so the test still asserts.
-  if (hasFlite) execFileSync('flite', ['-t', 'hello world, this is mediagate speaking', '-o', path('speech.wav')]);
-  else ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=300:duration=2', path('speech.wav'));
+  // Real speech, by flite (installed wherever the tests run: README's apt-get line): missing, the file fails.
+  execFileSync('flite', ['-t', 'hello world, this is mediagate speaking', '-o', path('speech.wav')]);
   writeFileSync(path('junk.mp3'), 'this is not media at all\n'.repeat(100));
   // A playlist pointing at another local file: the HLS demuxer would follow it, the whitelist must not.
   writeFileSync(path('list.m3u8'), `#EXTM3U\n#EXT-X-TARGETDURATION:3\n#EXTINF:3,\n${path('tone.mp3')}\n#EXT-X-ENDLIST\n`);
@@ -165,8 +156,11 @@ describe('extractAudio', () => {
     it("rethrows the caller's abort reason and kills the child", async () => {
       const controller = new AbortController();
       const reason = new Error('caller went away');
-      setTimeout(() => controller.abort(reason), 200);
-      await expect(probeMedia(path('tone.mp3'), { ffprobePath: script, signal: controller.signal })).rejects.toBe(reason);
+      const probing = probeMedia(path('tone.mp3'), { ffprobePath: script, signal: controller.signal });
+      // The caller gives up once the child runs (it has written its pid).
+      await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), { describe: 'the hanging tool to start', timeout: 5_000, interval: 10 });
+      controller.abort(reason);
+      await expect(probing).rejects.toBe(reason);
       const pid = Number(readFileSync(pidFile, 'utf8'));
       expect(alive(pid)).toBe(false);
     });

@@ -245,6 +245,7 @@ describe('GuardedHttpClient', () => {
       }
       res.writeHead(200); // chunked, no length
       res.write(Buffer.alloc(3000));
+      // Not synchronisation: the rest of the body comes later, as from a slow upstream.
       setTimeout(() => res.end(Buffer.alloc(3000)), 20);
     });
     const client = guarded({ allowHosts: [big.hostPort], maxBytes: 4096, timeoutMs: 2000 });
@@ -285,8 +286,10 @@ describe('GuardedHttpClient', () => {
 
     const controller = new AbortController();
     const reason = new Error('caller gave up');
-    setTimeout(() => controller.abort(reason), 50);
-    expect(await outcome(client.request(`${silent.origin}/`, { signal: controller.signal }))).toBe(reason);
+    // The caller gives up once its request has reached a server that never answers.
+    const abortOnArrival = await serve(() => controller.abort(reason));
+    const aborting = guarded({ allowHosts: [abortOnArrival.hostPort] });
+    expect(await outcome(aborting.request(`${abortOnArrival.origin}/`, { signal: controller.signal }))).toBe(reason);
   });
 
   it('reports HTTP errors as http_status unless asked not to, without leaking request headers', async () => {

@@ -183,10 +183,10 @@ describe('OpenAiTranscriptionProvider', () => {
   });
 
   it("rethrows the caller's abort reason instead of a provider failure", async () => {
-    answer = () => ({ status: 200, body: verboseJsonFixture, delayMs: 2000 });
     const controller = new AbortController();
     const reason = new Error('job canceled');
-    setTimeout(() => controller.abort(reason), 100);
+    // The caller gives up once the upload has reached the server, which is slow to answer.
+    answer = () => (controller.abort(reason), { status: 200, body: verboseJsonFixture, delayMs: 2000 });
     await expect(provider().transcribe(request({ signal: controller.signal }))).rejects.toBe(reason);
   });
 
