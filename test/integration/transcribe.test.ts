@@ -89,6 +89,34 @@ describe('transcribe', () => {
     expect(vtt.body.startsWith('WEBVTT\n\n')).toBe(true);
   });
 
+  it('serves a finished transcription’s subtitles alike through both doors, and nothing else', async () => {
+    const { key } = await h.account({ credits: 10 });
+    const other = await h.account({ credits: 10 });
+    const readOnly = await h.account({ credits: 10, scopes: ['transcribe'] });
+    const done = (await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key)).json();
+    const parsed = (await h.rest('/api/parse', { url: `${site.origin}/short.mp4` }, key)).json();
+    const query = `query($id: ID!) { transcription(jobId: $id) { id status provider text credits { charged balance } srt vtt } }`;
+    const viaGraphql = await h.gql(query, { id: done.id }, key);
+    expect(viaGraphql.errors).toBeUndefined();
+    expect(viaGraphql.data.transcription).toMatchObject({ id: done.id, status: 'SUCCEEDED', provider: done.provider, text: done.text, credits: done.credits });
+    const srt = await h.request('GET', `/api/transcriptions/${done.id}.srt`, { headers: { authorization: `Bearer ${key}` } });
+    const vtt = await h.request('GET', `/api/transcriptions/${done.id}.vtt`, { headers: { authorization: `Bearer ${key}` } });
+    expect(viaGraphql.data.transcription.srt).toBe(srt.body);
+    expect(viaGraphql.data.transcription.vtt).toBe(vtt.body);
+    // A parse's job, another account's transcription, an unknown id: NOT_FOUND on both doors; no read scope: FORBIDDEN.
+    for (const [id, caller, code, status] of [
+      [parsed.id, key, 'NOT_FOUND', 404],
+      [done.id, other.key, 'NOT_FOUND', 404],
+      ['00000000-0000-4000-8000-000000000000', key, 'NOT_FOUND', 404],
+      [done.id, readOnly.key, 'FORBIDDEN', 403],
+    ] as const) {
+      const rest = await h.request('GET', `/api/transcriptions/${id}.vtt`, { headers: { authorization: `Bearer ${caller}` } });
+      expect([rest.statusCode, rest.json().error.code]).toEqual([status, code]);
+      const gql = await h.gql(query, { id }, caller);
+      expect(gql.errors?.[0].extensions.code).toBe(code);
+    }
+  });
+
   it('returns SRT for ?format=srt and for Accept: application/x-subrip, and WebVTT for Accept: text/vtt', async () => {
     const { key } = await h.account({ credits: 10 });
     const bySrtQuery = await h.request('POST', '/api/transcribe?format=srt', {

@@ -23,6 +23,16 @@ export interface TaskContext {
   progress(value: number): Promise<void>;
 }
 
+/** What a task is: who asks, for which operation with which input, at what price and deadline, under which idempotency key. */
+export interface TaskRequest {
+  principal: Principal;
+  operation: JobOperation;
+  input: Record<string, unknown>;
+  price: number;
+  timeoutMs: number;
+  idempotency?: Idempotency | null;
+}
+
 export interface TaskLog {
   error(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
@@ -65,15 +75,8 @@ export class TaskRunner {
     this.onEnded = deps.onEnded ?? (() => {});
   }
 
-  async run<R extends object>(opts: {
-    principal: Principal;
-    operation: JobOperation;
-    input: Record<string, unknown>;
-    price: number;
-    timeoutMs: number;
-    idempotency?: Idempotency | null;
-    execute: (ctx: TaskContext) => Promise<{ provider: string; result: R }>;
-  }): Promise<TaskOutcome<R>> {
+  /** Runs a task while its caller waits: hold, work, capture (or release on any failure). */
+  async run<R extends object>(opts: TaskRequest & { execute: (ctx: TaskContext) => Promise<{ provider: string; result: R }> }): Promise<TaskOutcome<R>> {
     const jobId = randomUUID();
     const { idempotency } = opts;
     if (idempotency) {
@@ -100,14 +103,7 @@ export class TaskRunner {
    * holding the key (queued, running or done) is returned instead (`replayed`); the key with
    * another request is 422.
    */
-  async enqueue(opts: {
-    principal: Principal;
-    operation: JobOperation;
-    input: Record<string, unknown>;
-    price: number;
-    timeoutMs: number;
-    idempotency?: Idempotency | null;
-  }): Promise<{ jobId: string; replayed: boolean }> {
+  async enqueue(opts: TaskRequest): Promise<{ jobId: string; replayed: boolean }> {
     const { idempotency } = opts;
     const existing = () => queuedTwinOf(this.ledger, opts.principal.accountId, idempotency);
     const before = await existing();
