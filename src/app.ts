@@ -4,14 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { AppError } from './errors.js';
-import { documentCache } from './graphql/documents.js';
-import { formatGraphqlError } from './graphql/errors.js';
-import { registerGraphqlHttp } from './graphql/http-door.js';
-import { compilingExecutor, interpretingExecutor } from './graphql/jit-executor.js';
-import { landingPage } from './graphql/landing-page.js';
-import { operationLimits } from './graphql/limits.js';
-import { buildGraphqlSchema } from './graphql/schema.js';
-import { registerSubscriptions } from './graphql/websocket.js';
+import { registerGraphqlDoors } from './graphql/doors.js';
 import { trustFunction } from './net/client-address.js';
 import { toErrorResponse, writeClientError } from './rest/error-body.js';
 import { registerDraining } from './rest/draining.js';
@@ -109,21 +102,7 @@ export async function buildApp({ services, orm }: AppDeps): Promise<FastifyInsta
     }
   });
 
-  const schema = await buildGraphqlSchema();
-  const operations = operationLimits(config.graphql);
-  const documents = documentCache(schema, operations, config.graphql);
-  const formatError = formatGraphqlError(log);
-  const format = (error: Parameters<typeof formatError>[0]) => operations.hideSuggestions(formatError(error));
-  registerSubscriptions(app, { schema, services, documents, format, limits, trustProxy });
-  registerGraphqlHttp(app, {
-    services,
-    documents,
-    format,
-    // Compiled documents run outside graphql-js, where OpenTelemetry's GraphQL instrumentation
-    // would not see them: with tracing on, every operation keeps its graphql-js execute span.
-    execute: config.telemetry ? interpretingExecutor(schema) : compilingExecutor(schema),
-    landingPage: landingPage(schema, config),
-  });
+  await registerGraphqlDoors(app, services, limits, trustProxy);
 
   registerRestRoutes(app, services);
   registerSessionRoutes(app, services);
