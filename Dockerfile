@@ -10,6 +10,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The account area's GraphQL types and trusted documents are generated from the schema (ui/codegen.mjs).
+COPY schema ./schema
 COPY ui ./ui
 RUN npm run build
 

@@ -22,7 +22,7 @@ export const sha256Hex = (text: string) => createHash('sha256').update(text).dig
 /**
  * Reads a trusted-documents manifest, in either of the two formats frontends' tools write:
  * - graphql-codegen's client preset (`persistedDocuments: true`): `persisted-documents.json`, an
- *   object of hash → document text (the preset's default hash, SHA-256; `hashAlgorithm: 'sha1'` will not do);
+ *   object of hash → document text, the hash `sha256:<hex>` or `<hex>` (`hashAlgorithm: 'sha1'` will not do);
  * - Apollo's `generate-persisted-query-manifest`: `{ format: "apollo-persisted-query-manifest",
  *   version: 1, operations: [{ id, name, type, body }] }`.
  * Every id must be the SHA-256 of its text, as automatic persisted queries compute it (so a client
@@ -40,7 +40,9 @@ export function readManifest(text: string, schema?: GraphQLSchema): { manifest: 
   }
   const entries = manifestEntries(json);
   if (!entries) return { manifest, problems: ['neither format: an object of SHA-256 → document (graphql-codegen client preset) nor an apollo-persisted-query-manifest'] };
-  for (const [id, body] of entries) {
+  for (const [key, body] of entries) {
+    // The client preset (v6) writes `sha256:<hex>`.
+    const id = key.replace(/^sha256:/, '');
     const where = `document ${id.slice(0, 16)}${id.length > 16 ? '…' : ''}`;
     if (typeof body !== 'string' || body.trim() === '') {
       problems.push(`${where}: its text is not a non-empty string`);
