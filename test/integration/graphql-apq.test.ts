@@ -74,6 +74,18 @@ describe.each(TEST_DATABASES)('Apollo Server at /graphql (%s database)', (databa
     });
   });
 
+  it('CSRF: runs what a browser preflights (a key, the account area’s token) and refuses what another site’s form could send', async () => {
+    expect((await post(h, key, { query: '{ me { id } }' })).json()).toEqual({ data: { me: { id: accountId } } });
+    const mutation = 'mutation { createApiKey(name: "forged") { key } }';
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      const res = await h.request('POST', '/graphql', { headers: { 'content-type': type, authorization: `Bearer ${key}` }, body: JSON.stringify({ query: mutation }) });
+      expect([type, res.statusCode]).toEqual([type, 415]);
+    }
+    // A mutation over GET (a link, an <img>) is 405, whatever credential came with it.
+    expect((await get(h, key, { query: mutation })).statusCode).toBe(405);
+    expect(await h.services.apiKeys.list(accountId)).toHaveLength(1);
+  });
+
   it('answers HEAD with 405, naming GET and POST', async () => {
     const res = await h.request('HEAD', '/graphql', { headers: { authorization: `Bearer ${key}` } });
     expect([res.statusCode, res.headers.allow, res.body]).toEqual([405, 'GET, POST', '']);
