@@ -36,7 +36,7 @@ const MAX_REASON_BYTES = 123;
 export interface SubscriptionsOptions {
   schema: GraphQLSchema;
   services: Services;
-  /** The HTTP door's cache: the same rules (limits, introspection) and the same parsed documents. */
+  /** Parsed and validated documents, with the HTTP door's rules (limits, introspection). */
   documents: DocumentCache;
   /** The one GraphQL error mapper (errors.ts), suggestions dropped when introspection is off. */
   format(error: GraphQLError): GraphQLFormattedError;
