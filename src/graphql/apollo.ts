@@ -71,30 +71,29 @@ function localGateway(schema: GraphQLSchema, execute: Executor): Gateway {
   };
 }
 
-/** Over HTTP only queries and mutations: subscriptions run on the WebSocket door. */
-const subscriptionsElsewhere: ApolloServerPlugin<GqlContext> = {
-  async requestDidStart() {
+/**
+ * What the door adds to each request, in one listener (Apollo awaits every listener at every stage):
+ * - over HTTP only queries and mutations: subscriptions run on the WebSocket door;
+ * - an unknown persisted-query hash is a request that cannot run: 400 (Apollo answers 200). Its
+ *   message stays `PersistedQueryNotFound`, which Apollo Client, urql and other APQ clients read to
+ *   send the text;
+ * - the answer's media type is the one the route chose (http-route.ts hands it over as the only
+ *   Accept), so Apollo need not negotiate it again.
+ */
+const doorRules: ApolloServerPlugin<GqlContext> = {
+  async requestDidStart({ request, response }) {
+    const accept = request.http?.headers.get('accept');
+    if (accept?.startsWith('application/')) response.http.headers.set('content-type', accept);
     return {
       async didResolveOperation({ operation }) {
         if (operation?.operation === 'subscription') {
           throw new GraphQLError('Subscriptions run over WebSocket (graphql-transport-ws) at /graphql, not over HTTP.', { extensions: { http: { status: 400 } } });
         }
       },
-    };
-  },
-};
-
-/**
- * An unknown hash is a request that cannot run: 400 (Apollo answers 200). Its message stays
- * `PersistedQueryNotFound`, which Apollo Client, urql and other APQ clients read to send the text.
- */
-const persistedQueryNotFoundIs400: ApolloServerPlugin<GqlContext> = {
-  async requestDidStart() {
-    return {
-      async willSendResponse({ errors, response }) {
+      async willSendResponse({ errors, response: answer }) {
         if (errors?.some((e) => e.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND')) {
-          response.http.status = 400;
-          response.http.headers.delete('cache-control');
+          answer.http.status = 400;
+          answer.http.headers.delete('cache-control');
         }
       },
     };
@@ -154,8 +153,7 @@ export async function startApollo(o: ApolloOptions): Promise<ApolloServer<GqlCon
       ApolloServerPluginInlineTraceDisabled(),
       ApolloServerPluginUsageReportingDisabled(),
       ApolloServerPluginSchemaReportingDisabled(),
-      subscriptionsElsewhere,
-      persistedQueryNotFoundIs400,
+      doorRules,
       operationMetricsPlugin(o.metrics.registry, o.metrics.operationNames),
     ],
   });
