@@ -37,7 +37,7 @@ export async function registerGraphqlDoors(app: FastifyInstance, services: Servi
   const documents = documentCache(schema, operations, config.graphql);
   const formatError = formatGraphqlError(log);
   const format = (error: Parameters<typeof formatError>[0]) => operations.hideSuggestions(formatError(error));
-  const manifests = [loadBuiltManifest(accountPageManifest(), schema)];
+  const manifests = [loadBuiltManifest(accountPageManifest(), schema, log)];
   if (config.graphql.persistedDocuments) manifests.push(loadManifestFile(config.graphql.persistedDocuments, schema));
   const trusted = new TrustedDocuments(manifests, config.graphql.trustedDocumentsOnly);
   registerSubscriptions(app, { schema, services, documents, format, limits, trustProxy, trusted });

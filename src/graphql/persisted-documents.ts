@@ -91,10 +91,16 @@ export function loadManifestFile(path: string, schema?: GraphQLSchema): Manifest
   return manifest;
 }
 
-/** A built page's own manifest (the account area's), when it was built; its problems are a bug of the build. */
-export function loadBuiltManifest(path: string | null, schema: GraphQLSchema): Manifest {
+/**
+ * A built page's own manifest (the account area's), when it was built. A document that no longer
+ * validates (a page built before the schema changed) is left out with a warning: the page is
+ * rebuilt with the schema (`npm run build`), and the server need not refuse to start for it.
+ */
+export function loadBuiltManifest(path: string | null, schema: GraphQLSchema, log: { warn(obj: object, msg: string): void }): Manifest {
   if (!path || !existsSync(path)) return new Map();
-  return loadManifestFile(path, schema);
+  const { manifest, problems } = readManifest(readFileSync(path, 'utf8'), schema);
+  if (problems.length) log.warn({ manifest: path, problems }, 'documents of the account area’s manifest were left out: rebuild it (npm run build)');
+  return manifest;
 }
 
 export const UNTRUSTED_MESSAGE =
