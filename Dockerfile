@@ -11,6 +11,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 # Only the product's sources: the benchmark (bench/, built into dist-bench/) never enters the image.
 COPY src ./src
+# The account area's GraphQL types and trusted documents are generated from the schema (ui/codegen.mjs).
+COPY schema ./schema
 COPY ui ./ui
 RUN npm run build
 

@@ -5,14 +5,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NonEmptyArray } from 'type-graphql';
 import { AppError } from './errors.js';
-import { documentCache } from './graphql/documents.js';
-import { formatGraphqlError } from './graphql/errors.js';
-import { registerGraphqlHttp } from './graphql/http-door.js';
-import { compilingExecutor, interpretingExecutor } from './graphql/jit-executor.js';
-import { landingPage } from './graphql/landing-page.js';
-import { operationLimits } from './graphql/limits.js';
-import { buildGraphqlSchema } from './graphql/schema.js';
-import { registerSubscriptions } from './graphql/websocket.js';
+import { registerGraphqlDoors } from './graphql/doors.js';
 import { trustFunction } from './net/client-address.js';
 import { toErrorResponse, writeClientError } from './http/error-body.js';
 import { registerDraining } from './http/draining.js';
@@ -112,21 +105,7 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
     }
   });
 
-  const schema = await buildGraphqlSchema(resolvers);
-  const operations = operationLimits(config.graphql);
-  const documents = documentCache(schema, operations, config.graphql);
-  const formatError = formatGraphqlError(log);
-  const format = (error: Parameters<typeof formatError>[0]) => operations.hideSuggestions(formatError(error));
-  registerSubscriptions(app, { schema, services, documents, format, limits, trustProxy });
-  registerGraphqlHttp(app, {
-    services,
-    documents,
-    format,
-    // Compiled documents run outside graphql-js, where OpenTelemetry's GraphQL instrumentation
-    // would not see them: with tracing on, every operation keeps its graphql-js execute span.
-    execute: config.telemetry ? interpretingExecutor(schema) : compilingExecutor(schema),
-    landingPage: landingPage(schema, config),
-  });
+  await registerGraphqlDoors(app, { services, resolvers, limits, trustProxy });
 
   registerRestRoutes(app, services);
   registerSessionRoutes(app, services);

@@ -125,6 +125,12 @@ const envSchema = z.object({
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(30000),
   /** Most directives (`@include`, `@skip`, …) in one operation. */
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().positive().default(50),
+  /** A trusted-documents manifest (graphql-codegen client preset's persisted-documents.json, or Apollo's persisted query manifest); its documents may be sent by hash alone. */
+  GRAPHQL_PERSISTED_DOCUMENTS: z.string().min(1).optional(),
+  /** true: only trusted documents run (the manifest's and the account area's own), except for analysts and admins. */
+  GRAPHQL_TRUSTED_DOCUMENTS_ONLY: bool.optional(),
+  /** How long a document registered through automatic persisted queries is kept (in memory, and in Redis with REDIS_URL). */
+  GRAPHQL_APQ_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(24 * 3600),
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
@@ -270,6 +276,9 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
       maxTokens: e.GRAPHQL_MAX_TOKENS,
       maxCost: e.GRAPHQL_MAX_COST,
       maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
+      persistedDocuments: e.GRAPHQL_PERSISTED_DOCUMENTS ? resolve(e.GRAPHQL_PERSISTED_DOCUMENTS) : null,
+      trustedDocumentsOnly: e.GRAPHQL_TRUSTED_DOCUMENTS_ONLY ?? false,
+      apqTtlSeconds: e.GRAPHQL_APQ_TTL_SECONDS,
     },
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,

@@ -134,6 +134,7 @@ async function runChecks(config: Config): Promise<Check[]> {
   for (const name of config.transcribeProviders) if (bases[name]) pending.push(reachable(name, bases[name]));
   if (config.oidc) pending.push(oidc(config.oidc.issuer, config.oidc.jwksUrl));
   if (config.telemetry) pending.push(reachable('traces', config.telemetry.endpoint));
+  if (config.graphql.persistedDocuments) pending.push(trustedDocuments(config.graphql.persistedDocuments));
   return Promise.all(pending);
 }
 
@@ -220,6 +221,22 @@ async function redis(url: string): Promise<Check> {
   } finally {
     // A connection that already ended would leave ioredis's 2 s disconnect timer holding the process.
     if (client.status !== 'end') client.disconnect();
+  }
+}
+
+/** GRAPHQL_PERSISTED_DOCUMENTS: a manifest `serve` would load: each id the SHA-256 of its document, each document valid against the schema. */
+async function trustedDocuments(path: string): Promise<Check> {
+  await import('reflect-metadata');
+  const [{ buildGraphqlSchema }, { RESOLVERS }, { loadManifestFile }] = await Promise.all([
+    import('../graphql/schema.js'),
+    import('../graphql/resolvers.js'),
+    import('../graphql/persisted-documents.js'),
+  ]);
+  try {
+    const manifest = loadManifestFile(path, await buildGraphqlSchema([...RESOLVERS]));
+    return ok('trusted documents', `${manifest.size} document(s) in ${path}`);
+  } catch (err) {
+    return problem('trusted documents', (err as Error).message.replace(/^GRAPHQL_PERSISTED_DOCUMENTS: /, ''));
   }
 }
 

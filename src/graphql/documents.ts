@@ -15,7 +15,7 @@ const MAX_CACHED_CHARS = 64 * 1024;
 /** A document ready to run, or why it cannot run (request errors: syntax, validation, limits). */
 export type Prepared = { document: DocumentNode; errors?: undefined } | { document?: undefined; errors: readonly GraphQLError[] };
 
-/** Parses and validates operations for both doors (HTTP and WebSocket), each distinct text once. */
+/** Parses and validates the WebSocket door's operations, each distinct text once (HTTP: Apollo's documentStore, document-store.ts, with the same rules). */
 export interface DocumentCache {
   prepare(query: string): Prepared;
 }

@@ -26,9 +26,10 @@ export function interpretingExecutor(schema: GraphQLSchema): Executor {
  * graphql-jit for the documents clients send again and again: a document is compiled into a
  * function of its own (argument coercion, field resolution and result completion specialised to its
  * selection) once it has run COMPILE_AFTER times through graphql-js, so a caller sending ever-new
- * documents cannot make the server compile each one. Documents come from the doors' cache
- * (documents.ts), so the same text is the same object here (one too long to keep is never
- * compiled), and what is kept of a document goes when that cache lets it go.
+ * documents cannot make the server compile each one. Documents come from Apollo Server's
+ * documentStore (document-store.ts, through the gateway interface: apollo.ts), so the same text is
+ * the same object here (one too long to keep is never compiled), and what is kept of a document
+ * goes when that store lets it go.
  */
 export function compilingExecutor(schema: GraphQLSchema): Executor {
   const interpret = interpretingExecutor(schema);

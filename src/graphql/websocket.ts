@@ -16,6 +16,7 @@ import { rateLimitHeaders, type RateLimits } from '../http/rate-limit.js';
 import type { Services } from '../modules/services.js';
 import { createGqlContext } from './context.js';
 import type { DocumentCache } from './documents.js';
+import type { TrustedDocuments } from './persisted-documents.js';
 
 /** Where subscriptions are served. */
 const PATH = '/graphql';
@@ -36,7 +37,7 @@ const MAX_REASON_BYTES = 123;
 export interface SubscriptionsOptions {
   schema: GraphQLSchema;
   services: Services;
-  /** The HTTP door's cache: the same rules (limits, introspection) and the same parsed documents. */
+  /** Parsed and validated documents, with the HTTP door's rules (limits, introspection). */
   documents: DocumentCache;
   /** The one GraphQL error mapper (errors.ts), suggestions dropped when introspection is off. */
   format(error: GraphQLError): GraphQLFormattedError;
@@ -44,6 +45,8 @@ export interface SubscriptionsOptions {
   limits: RateLimits;
   /** Fastify's trustProxy: the client's address at the upgrade is found as req.ip is. */
   trustProxy: TrustFunction;
+  /** The HTTP door's trusted documents: sent by hash alone here too, and in trusted-only mode the only ones run. */
+  trusted: TrustedDocuments;
 }
 
 /** Who a socket's connection_init proved to be, kept for every operation it sends. */
@@ -71,7 +74,7 @@ interface Caller {
  * The principal found at connect serves every operation; a change the database notifies about the
  * key or its account (a revocation) makes the next operation authenticate again.
  */
-export function registerSubscriptions(app: FastifyInstance, { schema, services, documents, format, limits, trustProxy }: SubscriptionsOptions): void {
+export function registerSubscriptions(app: FastifyInstance, { schema, services, documents, format, limits, trustProxy, trusted }: SubscriptionsOptions): void {
   const { log } = services;
   const wsServer = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const callers = new Map<WebSocket, Caller>();
@@ -184,8 +187,17 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
         if (running > MAX_SUBSCRIPTIONS_PER_SOCKET) {
           return [errorOf(new AppError('RATE_LIMITED', `At most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions run at once on one connection; complete one first.`, { limit: MAX_SUBSCRIPTIONS_PER_SOCKET }))];
         }
+        // A trusted document may come by its hash alone (extensions.persistedQuery, as over HTTP).
+        const hash = (payload.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined)?.sha256Hash;
+        const query = payload.query || trusted.text(hash);
+        if (!query) return [errorOf(new AppError('INVALID_INPUT', 'A subscribe needs a query, or the hash of a trusted document in extensions.persistedQuery.'))];
+        try {
+          await trusted.admit(payload.query ? query : undefined, hash, () => Promise.resolve(principal));
+        } catch (err) {
+          return [errorOf(isAppError(err) ? err : new AppError('INTERNAL_ERROR'))];
+        }
         // The HTTP door's rules hold here too: tokens, depth, aliases, directives, cost, introspection.
-        const prepared = documents.prepare(payload.query);
+        const prepared = documents.prepare(query);
         if (prepared.errors) return [...prepared.errors];
         // Queries and mutations go over HTTP, where each request meets the limits and answers once.
         const operation = getOperationAST(prepared.document, payload.operationName);

@@ -25,6 +25,8 @@ export interface RateLimits {
   byAddress(address: string): Promise<Count>;
   /** One point of an authenticated caller's bucket: an API key's id (or, on the WebSocket, a signed-in account's id). */
   byCaller(id: string): Promise<Count>;
+  /** The Redis connection (REDIS_URL), for other state shared between instances; null without it. */
+  redis: Redis | null;
   close(): Promise<void>;
 }
 
@@ -54,6 +56,7 @@ export function registerRateLimits(app: FastifyInstance, config: Config, auth: A
   const limits: RateLimits = {
     byAddress: (address) => take(byIp, address, config.rateLimits.perIpPerMinute),
     byCaller: (id) => take(byKey, id, config.rateLimits.perKeyPerMinute),
+    redis,
     async close() {
       watch?.stop();
       redis?.disconnect();
