@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { generateKey, hashKey } from '../src/modules/api-keys/api-key.format.js';
 
 /** The gateway's tables the parse path touches; the reference gets its own copy of each. */
@@ -117,4 +117,19 @@ export function ledgerProblems(before: LedgerTotals, after: LedgerTotals, answer
   if (after.open !== 0) problems.push(`${after.open} jobs still open`);
   if (after.unbalanced !== 0) problems.push(`${after.unbalanced} accounts whose entries do not sum to their balance`);
   return problems;
+}
+
+/** A database of the bench's own on the server `adminUrl` names, dropped (with force) at the end. */
+export async function createScratchDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `mediagate_bench_${Date.now()}`;
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query(sql);
+    await c.end();
+  };
+  await admin(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
 }

@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { findRunningEmbedded } from '../src/db/embedded.js';
-import { copyPipelineSchema, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
+import { copyPipelineSchema, createScratchDatabase, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
+import { benchAcrossGateways, PARSE_SCENARIOS } from './gateways.js';
 import { combineLoads, runLoad, watchProcess, type LoadResult } from './load.js';
 import { makeOrdinaryMedia } from './bench-media.js';
 import { makeLongMedia, runLongMedia, type LongMediaRow } from './long-media.js';
@@ -45,6 +46,7 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
     'long-media': { type: 'boolean', default: false },
+    gateways: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -64,6 +66,9 @@ if (args.help) {
   --node-flags FLAGS  extra Node flags for the gateway, space-separated (--node-flags="--trace-gc"); its
                       output is kept as bench-gateway.log
   --long-media        add one long transcription (BENCH_LONG_MEDIA_MINUTES, default 60; slow)
+  --gateways N        instead: the parse scenarios (default ${PARSE_SCENARIOS.join(', ')}; --only picks) through 1, 2, ... N
+                      gateways on one PostgreSQL database (DATABASE_URL required), the load's connections spread
+                      round robin over them, the ledger checked after each; prints throughput for each N
 DATABASE_URL set: a scratch PostgreSQL database, dropped at the end; unset: the embedded PGlite.`);
   process.exit(0);
 }
@@ -78,6 +83,18 @@ if (unknown.length || !scenarios.length || !(seconds > 0) || !Number.isInteger(r
   process.exit(2);
 }
 const running = (c: Contender) => scenarios.some((s) => s.contender === c);
+
+if (args.gateways !== undefined) {
+  const gateways = Number(args.gateways);
+  const chosen = only ? scenarios : SCENARIOS.filter((s) => PARSE_SCENARIOS.includes(s.id));
+  const problem = !Number.isInteger(gateways) || gateways < 1 ? '--gateways must be a whole number from 1' : !process.env.DATABASE_URL ? '--gateways needs DATABASE_URL (PostgreSQL: the embedded database serves one process)' : args.profile || args['long-media'] ? '--gateways runs without --profile and --long-media' : chosen.some((s) => s.contender !== 'gateway') ? '--gateways runs only the gateway’s scenarios' : levels.some((c) => c < gateways) ? 'each connection count must be at least --gateways' : null;
+  if (problem) {
+    console.error(`bad options: ${problem}`);
+    process.exit(2);
+  }
+  const options = { seconds, rounds, levels, warmup: Number(args.warmup), accounts: Number(args.accounts), json: args.json, nodeFlags: args['node-flags'].split(' ').filter(Boolean) };
+  process.exit(await benchAcrossGateways(gateways, chosen, process.env.DATABASE_URL!, options));
+}
 
 const work = mkdtempSync(join(tmpdir(), 'mediagate-bench-'));
 const longMinutes = Number(process.env.BENCH_LONG_MEDIA_MINUTES ?? 60);
@@ -308,17 +325,3 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 process.exit(exitCode);
-
-async function createScratchDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `mediagate_bench_${Date.now()}`;
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    await c.query(sql);
-    await c.end();
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
-}

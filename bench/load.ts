@@ -102,6 +102,28 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   return summarize({ responses, ok, incomplete, status2xx: result['2xx'], non2xx: result.non2xx, errors: result.errors, statusCodes, elapsedSeconds, latencies });
 }
 
+/**
+ * One load spread over several servers (gateways on one database), as a balancer spreads
+ * connections: connection i talks to `urls[i % n]`, and the keys are dealt round robin, request k
+ * of the stream carrying key k, so server j sees keys j, j + n, j + 2n, ... Each server's share
+ * drains as runLoad's does; the answers are added up over the time the longest share took.
+ */
+export async function runSpreadLoad(spec: LoadSpec, urls: readonly string[]): Promise<LoadResult> {
+  if (!urls.length || spec.connections < urls.length) throw new Error(`${spec.connections} connections cannot reach ${urls.length} servers`);
+  const shares = urls.map((url, j) => ({
+    ...spec,
+    url,
+    connections: Math.floor(spec.connections / urls.length) + (j < spec.connections % urls.length ? 1 : 0),
+    keys: spec.keys.length >= urls.length ? spec.keys.filter((_, k) => k % urls.length === j) : spec.keys,
+  }));
+  return mergeSideBySide(await Promise.all(shares.map((share) => runLoad(share))));
+}
+
+/** Runs that went side by side as one: answers added up, the time the longest took, percentiles over every answer. */
+export function mergeSideBySide(runs: readonly LoadResult[]): LoadResult {
+  return summarize({ ...combineLoads(runs), elapsedSeconds: Math.max(...runs.map((r) => r.elapsedSeconds)) });
+}
+
 /** Several runs of one scenario as one: their answers and their time added up, percentiles over every answer. */
 export function combineLoads(runs: readonly LoadResult[]): LoadResult {
   const add = (f: (r: LoadResult) => number) => runs.reduce((sum, r) => sum + f(r), 0);

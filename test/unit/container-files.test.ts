@@ -9,6 +9,7 @@ import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 
 const root = process.cwd();
 const read = (name: string) => readFileSync(join(root, name), 'utf8');
+const readIfExists = (name: string) => (existsSync(join(root, name)) ? read(name) : null);
 const known = new Set(CONFIG_VARIABLES);
 
 interface Instruction {
@@ -163,6 +164,8 @@ type Service = {
   profiles?: string[];
   depends_on?: Record<string, { condition?: string }> | string[];
   healthcheck?: { disable?: boolean; test?: unknown };
+  ports?: (string | number | { target?: number; published?: string | number })[];
+  volumes?: (string | { type?: string; source?: string; target?: string })[];
 };
 type Compose = { services: Record<string, Service> };
 
@@ -185,10 +188,52 @@ function interpolate(value: string, vars: Record<string, string>): string {
   });
 }
 
+/** The host ports a service publishes (`"4000:80"`, `"127.0.0.1:4000:80"`, `{ published }`); a bare `"4000"` publishes none fixed. */
+const hostPorts = (s: Service) =>
+  (s.ports ?? []).flatMap((p) => {
+    if (typeof p === 'object') return p.published === undefined ? [] : [String(p.published)];
+    const parts = String(p).split('/')[0].split(':');
+    return parts.length > 1 ? [parts.at(-2)!] : [];
+  });
+/** Where a bind mount of `target` comes from, relative to the compose file. */
+const mountSource = (s: Service, target: string) =>
+  (s.volumes ?? []).map((v) => (typeof v === 'string' ? { source: v.split(':')[0], target: v.split(':')[1] } : v)).find((v) => v.target === target)?.source;
+
+/** The load balancer in front of the gateways: published, and handing every request to the gateway service's port. */
+function loadBalancerProblems(services: Record<string, Service>, files: (path: string) => string | null, readme: string): string[] {
+  const problems: string[] = [];
+  const gateway = services.gateway;
+  if (hostPorts(gateway).length) problems.push(`the gateway publishes host port ${hostPorts(gateway).join(', ')}: with --scale every gateway would want it`);
+  const lbs = Object.entries(services).filter(([, s]) => /^(nginx|caddy|traefik)(:|$)/.test(s.image ?? ''));
+  if (lbs.length !== 1) return [...problems, `${lbs.length} load balancer services (nginx, Caddy or Traefik), not one`];
+  const [name, lb] = lbs[0];
+  if (lb.profiles) problems.push(`the load balancer ${name} is behind a profile`);
+  if (!dependsOn(lb).gateway) problems.push(`the load balancer ${name} does not wait for the gateway`);
+  const config = loadConfig({ NODE_ENV: 'production', API_KEY_PEPPER: 'p'.repeat(40), ...Object.fromEntries(Object.entries(environmentOf(gateway)).map(([k, v]) => [k, interpolate(v, { API_KEY_PEPPER: 'p'.repeat(40) })])) });
+  if (!config.trustProxy) problems.push('the gateway does not trust the load balancer (TRUST_PROXY): every client would share its address budget');
+  const published = hostPorts(lb);
+  if (!published.includes(new URL(config.publicUrl).port)) problems.push(`the load balancer does not publish PUBLIC_URL's port (${new URL(config.publicUrl).port})`);
+  // nginx: its conf.d/default.conf, an upstream on the gateway service's name re-resolved, and every request passed to it.
+  const source = mountSource(lb, '/etc/nginx/conf.d/default.conf');
+  const conf = source ? files(source) : null;
+  if (conf === null) return [...problems, `the load balancer's configuration (${source ?? 'no mount at /etc/nginx/conf.d/default.conf'}) does not exist`];
+  const code = conf.replace(/#.*$/gm, '');
+  const upstream = /upstream\s+(\w+)\s*\{([^}]*)\}/.exec(code);
+  if (!upstream || !new RegExp(`server\\s+gateway:${config.port}\\s+resolve\\b`).test(upstream[2])) problems.push(`the load balancer's upstream is not gateway:${config.port}, re-resolved (resolve)`);
+  if (upstream && !/\bzone\s+\w+/.test(upstream[2])) problems.push('the upstream has no zone, which resolve needs');
+  if (!/^\s*resolver\s+127\.0\.0\.11\b/m.test(code)) problems.push("the load balancer does not ask Docker's DNS (resolver 127.0.0.11)");
+  const listen = /listen\s+(\d+)/.exec(code)?.[1];
+  if (!listen || !(lb.ports ?? []).some((p) => String(typeof p === 'object' ? p.target : String(p).split(':').at(-1)) === listen)) problems.push(`the load balancer listens on ${listen}, which compose does not publish`);
+  if (upstream && !new RegExp(`proxy_pass\\s+http://${upstream[1]}\\s*;`).test(code)) problems.push('requests are not passed to the upstream');
+  if (/non_idempotent/.test(code)) problems.push('the load balancer may send a POST twice (non_idempotent)');
+  if (!/--scale gateway=\d+/.test(readme)) problems.push('the README does not show --scale gateway=N');
+  return problems;
+}
+
 const commandOf = (s: Service) => (Array.isArray(s.command) ? s.command.join(' ') : (s.command ?? ''));
 const dependsOn = (s: Service) => (Array.isArray(s.depends_on) ? Object.fromEntries(s.depends_on.map((d) => [d, {}])) : (s.depends_on ?? {})) as Record<string, { condition?: string }>;
 
-function composeProblems(text: string, readme: string): string[] {
+function composeProblems(text: string, readme: string, files: (path: string) => string | null = readIfExists): string[] {
   const problems: string[] = [];
   const { services } = composeOf(text);
   const ours = Object.entries(services).filter(([, s]) => s.build !== undefined);
@@ -245,6 +290,11 @@ function composeProblems(text: string, readme: string): string[] {
   } catch {
     // `${API_KEY_PEPPER:?...}`: compose refuses to start without it.
   }
+  try {
+    problems.push(...loadBalancerProblems(services, files, readme));
+  } catch (err) {
+    problems.push(`load balancer: ${(err as Error).message}`);
+  }
   // The README's commands name profiles that exist.
   for (const m of readme.matchAll(/--profile (\S+)/g)) if (!Object.values(services).some((s) => s.profiles?.includes(m[1]))) problems.push(`the README names a profile ${m[1]} that compose lacks`);
   return problems;
@@ -264,7 +314,7 @@ describe('container files', () => {
     expect(dockerignoreProblems(dockerignore)).toEqual([]);
   });
 
-  it('compose: gateway and worker from the Dockerfile, PostgreSQL, Redis, cobalt and Whisper behind profiles; every variable known and documented', () => {
+  it('compose: gateways behind an nginx load balancer and a worker, from the Dockerfile; PostgreSQL, Redis, cobalt and Whisper behind profiles; every variable known and documented', () => {
     expect(composeProblems(compose, readme)).toEqual([]);
   });
 
@@ -322,8 +372,31 @@ describe('container files', () => {
     ['whisper elsewhere', (c: string) => swap(c, 'http://whisper:8000/v1', 'https://api.openai.com/v1'), 'whisper service first'],
     ['another model', (c: string) => swap(c, "PRELOAD_MODELS: '[\"${OPENAI_TRANSCRIBE_MODEL:-Systran/faster-whisper-small}\"]'", 'PRELOAD_MODELS: \'["Systran/faster-whisper-tiny"]\''), 'model the gateway asks for'],
     ['pepper optional', (c: string) => swap(c, /API_KEY_PEPPER: \$\{API_KEY_PEPPER:\?[^}]*\}/, 'API_KEY_PEPPER: ${API_KEY_PEPPER:-}'), 'API_KEY_PEPPER'],
+    ['a gateway on a fixed host port', (c: string) => swap(c, 'expose:\n      - "4000"', 'ports:\n      - "4000:4000"'), 'the gateway publishes host port 4000'],
+    ['no load balancer', (c: string) => swap(c, 'image: nginx:1.28', 'image: mediagate-lb'), '0 load balancer services'],
+    ['the load balancer on another port', (c: string) => swap(c, '"4000:80"', '"8080:80"'), "does not publish PUBLIC_URL's port (4000)"],
+    ['the load balancer not waiting', (c: string) => swap(c, /(\n  lb:[\s\S]*?)\n    depends_on:\n      gateway:\n        condition: service_healthy\n/, '$1\n'), 'does not wait for the gateway'],
+    ['no trusted proxy', (c: string) => swap(c, /^\s+TRUST_PROXY: "1"$/m, ''), 'TRUST_PROXY'],
   ])('the compose check catches: %s', (_label, breakIt, problem) => {
     expect(composeProblems(breakIt(compose), readme).join('\n')).toContain(problem);
+  });
+
+  const nginx = read('deploy/compose/nginx.conf');
+  it.each([
+    ['another port', (n: string) => swap(n, 'server gateway:4000 resolve;', 'server gateway:4001 resolve;'), 'upstream is not gateway:4000'],
+    ['resolved once', (n: string) => swap(n, 'server gateway:4000 resolve;', 'server gateway:4000;'), 'upstream is not gateway:4000, re-resolved'],
+    ['no zone', (n: string) => swap(n, /^\s*zone gateways 64k;$/m, ''), 'no zone'],
+    ['no resolver', (n: string) => swap(n, /^resolver .*$/m, ''), "Docker's DNS"],
+    ['another listener', (n: string) => swap(n, 'listen 80;', 'listen 8080;'), 'listens on 8080'],
+    ['elsewhere', (n: string) => swap(n, 'proxy_pass http://gateways;', 'proxy_pass http://example.com;'), 'not passed to the upstream'],
+    ['POST retried', (n: string) => swap(n, 'proxy_next_upstream error timeout;', 'proxy_next_upstream error timeout non_idempotent;'), 'non_idempotent'],
+  ])('the load balancer check catches nginx with %s', (_label, breakIt, problem) => {
+    const files = (path: string) => (path === './deploy/compose/nginx.conf' ? breakIt(nginx) : null);
+    expect(composeProblems(compose, readme, files).join('\n')).toContain(problem);
+  });
+
+  it('the load balancer check catches a configuration that is not there', () => {
+    expect(composeProblems(compose, readme, () => null).join('\n')).toContain("load balancer's configuration (./deploy/compose/nginx.conf) does not exist");
   });
 
   it('the compose check catches a variable the README table lacks', () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ledgerProblems, type LedgerTotals } from '../../../bench/bench-data.js';
 import { summarizeProfile } from '../../../bench/cpu-profile.js';
-import { runLoad } from '../../../bench/load.js';
+import { runLoad, runSpreadLoad } from '../../../bench/load.js';
 import { targets, type Row } from '../../../bench/scenarios.js';
 
 describe('the bench load', () => {
@@ -62,6 +62,44 @@ describe('the bench load', () => {
     } finally {
       server.closeAllConnections();
       server.close();
+    }
+  });
+});
+
+describe('the load across gateways', () => {
+  it('spreads connections and keys round robin over every server, drains each, and counts the answers over the time they took side by side', async () => {
+    const servers = [0, 1, 2].map((i) => {
+      const seen = { keys: new Set<string>(), sockets: new Set<unknown>(), answered: 0 };
+      const server = createServer((req, res) => {
+        req.resume();
+        seen.keys.add(req.headers.authorization ?? '');
+        seen.sockets.add(req.socket);
+        setTimeout(() => {
+          seen.answered++;
+          res.writeHead(200, { 'content-type': 'application/json' }).end(`{"status":"SUCCEEDED","server":${i}}`);
+        }, 20);
+      });
+      return { server, seen };
+    });
+    await Promise.all(servers.map(({ server }) => new Promise<void>((r) => server.listen(0, '127.0.0.1', r))));
+    try {
+      const urls = servers.map(({ server }) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/parse`);
+      const keys = Array.from({ length: 9 }, (_, k) => `k${k}`);
+      const result = await runSpreadLoad({ url: '', body: '{}', keys, connections: 7, seconds: 1, isOk: (b) => b.includes('SUCCEEDED') }, urls);
+      // 7 connections over 3 servers: 3, 2 and 2; server j sees keys j, j + 3, j + 6 only.
+      expect(servers.map(({ seen }) => seen.sockets.size)).toEqual([3, 2, 2]);
+      servers.forEach(({ seen }, j) => expect([...seen.keys].sort()).toEqual([`Bearer k${j}`, `Bearer k${j + 3}`, `Bearer k${j + 6}`]));
+      const answered = servers.reduce((sum, { seen }) => sum + seen.answered, 0);
+      expect(result.responses).toBe(answered);
+      expect(result.ok).toBe(answered);
+      // Side by side, not one after the other: about one second of load, not three.
+      expect(result.reqPerSec).toBeGreaterThan((answered / 1.6) | 0);
+      await expect(runSpreadLoad({ url: '', body: '{}', keys, connections: 2, seconds: 1, isOk: () => true }, urls)).rejects.toThrow('2 connections cannot reach 3 servers');
+    } finally {
+      for (const { server } of servers) {
+        server.closeAllConnections();
+        server.close();
+      }
     }
   });
 });
