@@ -30,7 +30,7 @@ describe('rate limits', () => {
   });
 
   it('limits each client address before authentication, but never the probes', async () => {
-    const strict = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2' });
+    const strict = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2' }, undefined, { shareDatabaseOf: h });
     try {
       expect((await strict.rest('/api/parse', {}, null)).statusCode).toBe(401);
       expect((await strict.rest('/api/parse', {}, null)).statusCode).toBe(401);
@@ -44,7 +44,7 @@ describe('rate limits', () => {
   });
 
   it('counts a key’s request only once the key is proven: a stranger who knows its public id spends the address’s budget, not the key’s', async () => {
-    const limited = await createHarness({ RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_IP_PER_MINUTE: '10' });
+    const limited = await createHarness({ RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_IP_PER_MINUTE: '10' }, undefined, { shareDatabaseOf: h });
     try {
       const victim = await limited.account();
       const forged = forgedKey(publicIdOf(victim.key));
@@ -70,6 +70,11 @@ describe('rate limits', () => {
   });
 
   describe('behind a proxy (TRUST_PROXY)', () => {
+    // Each configuration is an app of its own on the suite's database (its rate limits live in the app).
+    let shared: Harness;
+    beforeAll(() => {
+      shared = h;
+    });
     const parse = (h: Harness, forwardedFor: string) => h.rest('/api/parse', {}, null, { 'x-forwarded-for': forwardedFor });
     /** Two clients behind one proxy, two requests each, then one more from the first. */
     const twoClients = async (h: Harness) => {
@@ -79,7 +84,7 @@ describe('rate limits', () => {
     };
 
     it.each([['1'], ['127.0.0.1'], ['loopback, 10.0.0.0/8']])('with TRUST_PROXY=%s, counts each client named in X-Forwarded-For apart', async (trust) => {
-      const h = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2', TRUST_PROXY: trust });
+      const h = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2', TRUST_PROXY: trust }, undefined, { shareDatabaseOf: shared });
       try {
         expect(await twoClients(h)).toEqual([401, 401, 401, 401, 429]);
         // The client is the address the trusted proxy appended, not what the client wrote before it.
@@ -90,7 +95,7 @@ describe('rate limits', () => {
     });
 
     it.each([['unset'], ['10.0.0.0/8']])('with TRUST_PROXY %s (the peer is no trusted proxy), ignores X-Forwarded-For: it cannot be forged to escape the limit', async (trust) => {
-      const h = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2', ...(trust === 'unset' ? {} : { TRUST_PROXY: trust }) });
+      const h = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2', ...(trust === 'unset' ? {} : { TRUST_PROXY: trust }) }, undefined, { shareDatabaseOf: shared });
       try {
         expect(await twoClients(h)).toEqual([401, 401, 429, 429, 429]);
       } finally {

@@ -9,7 +9,7 @@ import { createHttpApp, createServices, startWorkers, type Services } from '../.
 import { CreditHistoryRepository } from '../../src/modules/credits/credit-history.repository.js';
 import { JobRepository } from '../../src/modules/jobs/job.repository.js';
 import { WebhookSecretRepository } from '../../src/modules/webhooks/webhook-secret.repository.js';
-import { createTestDatabase, type TestDatabaseKind } from './test-database.js';
+import { createTestDatabase, type TestDatabase, type TestDatabaseKind } from './test-database.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
 
@@ -46,6 +46,8 @@ export interface Harness {
   sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
   /** Kills every connection to the test database (the embedded one needs `severable`); returns how many. */
   severDatabaseConnections(): Promise<number>;
+  /** The database under this harness (another harness may share it: see createHarness's `shareDatabaseOf`). */
+  database: TestDatabase;
   close(): Promise<void>;
 }
 
@@ -53,7 +55,17 @@ export interface Harness {
 export async function createHarness(
   env: Record<string, string> = {},
   logger: Logger = pino({ level: 'silent' }),
-  options: { queue?: boolean; database?: TestDatabaseKind; severable?: boolean } = {},
+  options: {
+    queue?: boolean;
+    database?: TestDatabaseKind;
+    severable?: boolean;
+    /**
+     * Another harness's database instead of a new one (a test comparing configurations on one
+     * database: the app, services and settings are this harness's own). Closing this harness leaves
+     * the database to its owner.
+     */
+    shareDatabaseOf?: Harness;
+  } = {},
 ): Promise<Harness> {
   const config = prepareConfig(loadConfig({
     NODE_ENV: 'test',
@@ -63,8 +75,9 @@ export async function createHarness(
     ...env,
   }));
   // After the configuration: a refused configuration leaves no database behind.
-  const db = await createTestDatabase(options.database, { severable: options.severable });
-  await db.notifications.start(logger);
+  const shared = options.shareDatabaseOf?.database;
+  const db = shared ?? (await createTestDatabase(options.database, { severable: options.severable }));
+  if (!shared) await db.notifications.start(logger);
   // The job queue (pg-boss) only where a test queues work: it adds its own schema and polling.
   const queue = options.queue ? new JobQueue(db.clientUrl, logger, config.webhooks.retryDelaySeconds) : undefined;
   await queue?.start();
@@ -93,6 +106,7 @@ export async function createHarness(
     config,
     clientUrl: db.clientUrl,
     notifications: db.notifications,
+    database: db,
     queue,
     async account(opts = {}) {
       const acc = await services.accounts.create({
@@ -140,7 +154,7 @@ export async function createHarness(
       await app.close();
       await queue?.stop();
       await services.close();
-      await db.close();
+      if (!shared) await db.close();
     },
   };
   return harness;
