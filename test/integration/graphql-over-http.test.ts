@@ -106,7 +106,7 @@ describe('GraphQL over HTTP', () => {
   });
 
   it('in production (introspection off), refuses introspection and gives no field suggestions, over HTTP and the WebSocket alike', async () => {
-    const prod = await createHarness({ NODE_ENV: 'production' });
+    const prod = await createHarness({ NODE_ENV: 'production' }, undefined, { shareDatabaseOf: h });
     try {
       const { key: prodKey } = await prod.account();
       const ws = createClient({ url: prod.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${prodKey}` }, retryAttempts: 0 });

@@ -114,7 +114,7 @@ describe('GraphQL account area', () => {
   });
 
   it('turns introspection off in production unless enabled', async () => {
-    const prod = await createHarness({ NODE_ENV: 'production' });
+    const prod = await createHarness({ NODE_ENV: 'production' }, undefined, { shareDatabaseOf: h });
     try {
       const { key } = await prod.account();
       const res = await prod.gql('{ __schema { queryType { name } } }', {}, key);

@@ -175,7 +175,7 @@ describe('transcribe', () => {
   it('splits audio longer than one upload, transcribes the pieces and stitches one time line', async () => {
     const chunked = await startFakeOpenAi();
     // 32 kbps mono MP3 is 4 kB a second: 100 kB is about 25 s, so 75 s needs four pieces.
-    const h2 = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: chunked.baseUrl, OPENAI_MAX_UPLOAD_BYTES: '100000' });
+    const h2 = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: chunked.baseUrl, OPENAI_MAX_UPLOAD_BYTES: '100000' }, undefined, { shareDatabaseOf: h });
     try {
       const { key } = await h2.account({ credits: 5 });
       const res = await h2.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
@@ -210,7 +210,7 @@ describe('transcribe', () => {
       TRANSCRIBE_PROVIDERS: 'openai',
       OPENAI_BASE_URL: broken.baseUrl,
       OPENAI_API_KEY: 'sk-wrong-key-never-shown',
-    });
+    }, undefined, { shareDatabaseOf: h });
     try {
       const { key, accountId } = await h2.account({ credits: 3 });
       const res = await h2.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key);

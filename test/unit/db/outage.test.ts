@@ -13,6 +13,7 @@ describe('databaseUnavailable', () => {
     ['the connection refused', pgError('ECONNREFUSED')],
     ['pg saying the connection ended', new Error('Connection terminated unexpectedly')],
     ['a client that broke earlier', new Error('Client has encountered a connection error and is not queryable')],
+    ['a client whose connection was closed under it', new Error('Client was closed and is not queryable')],
     ['the pool waiting in vain', new Error('timeout exceeded when trying to connect')],
     ['one wrapped in a cause', new Error('query failed', { cause: pgError('57P01') })],
     ['one that graphql-js wrapped', Object.assign(new Error('Unexpected error value'), { thrownValue: { code: 'ECONNRESET' } })],
