@@ -41,6 +41,15 @@ const pageAfter = (site: FakeSite, path: string, delayMs: (n: number) => number)
 const kinds = TEST_DATABASES;
 describe.each(kinds)('database connections killed under load (%s database)', (kind) => {
   let h: Harness;
+  const unexpected: string[] = [];
+  /** A contract check whose failure also shows what the gateway logged as unexpected. */
+  const explained = <T>(check: () => T): T => {
+    try {
+      return check();
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\nlogged: ${unexpected.join('') || 'nothing'}`);
+    }
+  };
   let site: FakeSite;
   let slow: ReturnType<typeof pageAfter>;
   beforeAll(async () => {
@@ -50,7 +59,8 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
     pageAfter(site, '/quick', () => 0);
     h = await createHarness(
       { FETCH_ALLOW_HOSTS: site.hostPort, PARSE_TIMEOUT_SECONDS: '3', RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000' },
-      undefined,
+      // What the doors log when they mask an error as INTERNAL_ERROR: a failure below then says what it was.
+      pino({ level: 'error' }, { write: (line: string) => void unexpected.push(line) }),
       { database: kind, severable: true },
     );
   });
@@ -88,9 +98,9 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
     for (const { door, res } of answers) {
       if (door === 'rest') {
         if (res.statusCode === 200) succeeded.set(res.json().id, res.json().credits.charged);
-        else failures.push(checkRestError(res));
+        else failures.push(explained(() => checkRestError(res)));
       } else {
-        const codes = checkGraphqlAnswer(res);
+        const codes = explained(() => checkGraphqlAnswer(res));
         if (codes.length) failures.push(...codes);
         else succeeded.set(res.json().data.parse.id, res.json().data.parse.credits.charged);
       }
