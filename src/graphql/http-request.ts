@@ -3,6 +3,7 @@
  * request that cannot run is refused in the contract's words (400 INVALID_INPUT, with the same
  * messages as ever), and the answer's media type is the one the caller weighs most.
  */
+import Negotiator from 'negotiator';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
@@ -66,13 +67,6 @@ function checked(query: unknown, operationName: unknown, variables: unknown, ext
 }
 
 /** Each media range of an Accept header with its weight (q, 1 when not given). */
-function ranges(accept: string): { type: string; q: number }[] {
-  return accept.split(',').map((range) => {
-    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith('q='));
-    return { type, q: q ? Number(q.slice(2)) || 0 : 1 };
-  });
-}
 
 /**
  * The answer's media type: GraphQL-over-HTTP's own when the caller weighs it above plain JSON, else
@@ -81,10 +75,6 @@ function ranges(accept: string): { type: string; q: number }[] {
  */
 export function answerType(accept: string | undefined): string {
   if (!accept?.includes('graphql-response')) return JSON_TYPE;
-  let best = { type: JSON_TYPE, q: 0 };
-  for (const { type, q } of ranges(accept)) {
-    const media = type === 'application/graphql-response+json' ? GRAPHQL_RESPONSE_TYPE : type === 'application/json' ? JSON_TYPE : null;
-    if (media && q > best.q) best = { type: media, q };
-  }
-  return best.type;
+  const [best] = new Negotiator({ headers: { accept } }).mediaTypes(['application/graphql-response+json', 'application/json']);
+  return best === 'application/graphql-response+json' ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
 }

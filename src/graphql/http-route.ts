@@ -1,3 +1,4 @@
+import Negotiator from 'negotiator';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
@@ -78,17 +79,9 @@ function refuse(reply: FastifyReply, type: string, refusal: RequestRefused) {
   return reply.status(refusal.status).headers(refusal.headers).header('cache-control', 'no-store').type(type).send(JSON.stringify(body));
 }
 
-/** A browser's request: HTML named and weighed at least as much as any JSON type named. */
+/** A browser's request: HTML named, and weighed at least as much as either JSON type (the same negotiator as the REST door's). */
 function prefersHtml(accept: string | undefined): boolean {
   if (!accept?.includes('text/html')) return false;
-  let html = 0;
-  let json = 0;
-  for (const range of accept.split(',')) {
-    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
-    const qParam = params.find((p) => p.startsWith('q='));
-    const q = qParam ? Number(qParam.slice(2)) || 0 : 1;
-    if (type === 'text/html') html = Math.max(html, q);
-    else if (type === 'application/json' || type === 'application/graphql-response+json') json = Math.max(json, q);
-  }
-  return html > 0 && html >= json;
+  const [best] = new Negotiator({ headers: { accept } }).mediaTypes(['text/html', 'application/graphql-response+json', 'application/json']);
+  return best === 'text/html';
 }
