@@ -11,7 +11,7 @@ import { combineLoads, runLoad, watchProcess, type LoadResult } from './load.js'
 import { makeOrdinaryMedia } from './bench-media.js';
 import { makeLongMedia, runLongMedia, type LongMediaRow } from './long-media.js';
 import { startOpenAiLikeServer } from './openai-like.server.js';
-import { forkServer, startGateway, type BenchProcess } from './processes.js';
+import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, type BenchProcess } from './processes.js';
 import type { ProfileWindow } from './cpu-profile.js';
 import { countsSince, cpuProfileFlags, printProfile, readProfile, statementCounts, statementsPerAnswer, sumCounts } from './profiling.js';
 import { markdownTable, round2, SCENARIOS, targets, type Contender, type Row, type Scenario } from './scenarios.js';
@@ -111,21 +111,13 @@ try {
   const mediaDir = scenarios.some((s) => s.ordinary) ? await makeOrdinaryMedia(work, process.env.FFMPEG_PATH ?? 'ffmpeg') : undefined;
   const page = await forkServer('./page.server.js', { ...process.env, BENCH_LONG_MEDIA_FILE: longFile, BENCH_MEDIA_DIR: mediaDir });
   processes.push(page);
-  const pepper = 'bench-pepper-0123456789abcdef0123456789';
-  const gatewayEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
-    API_KEY_PEPPER: pepper,
-    MEDIAGATE_DATA_DIR: join(work, 'data'),
-    DATABASE_URL: scratch?.url,
-    FETCH_ALLOW_HOSTS: page.url.replace('http://', ''),
-    LOG_LEVEL: 'warn',
-    // The bench measures the pipeline, not the limiter's refusals.
-    RATE_LIMIT_PER_MINUTE: '1000000000',
-    RATE_LIMIT_IP_PER_MINUTE: '1000000000',
-    ...(whisper ? { TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: whisper.baseUrl, TRANSCRIBE_TIMEOUT_SECONDS: '3600' } : {}),
-  };
-  if (!scratch) delete gatewayEnv.DATABASE_URL;
+  const pepper = BENCH_PEPPER;
+  const gatewayEnv = gatewayEnvironment({
+    work,
+    pageUrl: page.url,
+    databaseUrl: scratch?.url,
+    extra: whisper ? { TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: whisper.baseUrl, TRANSCRIBE_TIMEOUT_SECONDS: '3600' } : {},
+  });
   const config = loadConfig(gatewayEnv);
   const profileDir = join(work, 'profile');
   const statementFile = join(work, 'statements.json');

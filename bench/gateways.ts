@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.js';
 import { createScratchDatabase, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
 import { makeOrdinaryMedia } from './bench-media.js';
 import { combineLoads, runLoad, runSpreadLoad, watchProcess, type LoadResult } from './load.js';
-import { forkServer, startGateway, type BenchProcess } from './processes.js';
+import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, type BenchProcess } from './processes.js';
 import { markdownTable, round2, type Scenario } from './scenarios.js';
 
 /** What `npm run bench -- --gateways N` runs unless `--only` says otherwise: the parses of a stated page. */
@@ -60,20 +60,8 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
     const mediaDir = scenarios.some((s) => s.ordinary) ? await makeOrdinaryMedia(work, process.env.FFMPEG_PATH ?? 'ffmpeg') : undefined;
     const page = await forkServer('./page.server.js', { ...process.env, BENCH_MEDIA_DIR: mediaDir });
     processes.push(page);
-    const pepper = 'bench-pepper-0123456789abcdef0123456789';
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      NODE_ENV: 'production',
-      API_KEY_PEPPER: pepper,
-      MEDIAGATE_DATA_DIR: join(work, 'data'),
-      DATABASE_URL: scratch.url,
-      FETCH_ALLOW_HOSTS: page.url.replace('http://', ''),
-      LOG_LEVEL: 'warn',
-      WORKER_CONCURRENCY: '0',
-      // The bench measures the pipeline, not the limiter's refusals (and no Redis is needed for it).
-      RATE_LIMIT_PER_MINUTE: '1000000000',
-      RATE_LIMIT_IP_PER_MINUTE: '1000000000',
-    };
+    const pepper = BENCH_PEPPER;
+    const env = gatewayEnvironment({ work, pageUrl: page.url, databaseUrl: scratch.url, extra: { WORKER_CONCURRENCY: '0' } });
     const config = loadConfig(env);
     const gateways = await Promise.all(Array.from({ length: count }, (_, i) => startGateway(env, join(work, `gateway-${i + 1}.log`), options.nodeFlags)));
     processes.push(...gateways);

@@ -1,6 +1,7 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveNodeFlags } from '../src/cli/node-flags.js';
 
@@ -79,4 +80,29 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((r) => server.close(r));
   return port;
+}
+
+/** The pepper of the bench's gateways and of the accounts it seeds for them. */
+export const BENCH_PEPPER = 'bench-pepper-0123456789abcdef0123456789';
+
+/**
+ * A bench gateway's environment: production settings on the bench's database (the embedded one
+ * without `databaseUrl`), fetching only from the page server, with rate limits out of the way (the
+ * bench measures the pipeline, not the limiter's refusals, and needs no Redis).
+ */
+export function gatewayEnvironment(opts: { work: string; pageUrl: string; databaseUrl?: string; extra?: NodeJS.ProcessEnv }): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    API_KEY_PEPPER: BENCH_PEPPER,
+    MEDIAGATE_DATA_DIR: join(opts.work, 'data'),
+    DATABASE_URL: opts.databaseUrl,
+    FETCH_ALLOW_HOSTS: opts.pageUrl.replace('http://', ''),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    RATE_LIMIT_IP_PER_MINUTE: '1000000000',
+    ...opts.extra,
+  };
+  if (!opts.databaseUrl) delete env.DATABASE_URL;
+  return env;
 }
