@@ -7,14 +7,14 @@ import { loadConfig } from '../src/config.js';
 import { findRunningEmbedded } from '../src/db/embedded.js';
 import { copyPipelineSchema, createScratchDatabase, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
 import { benchAcrossGateways, PARSE_SCENARIOS } from './gateways.js';
-import { combineLoads, runLoad, watchProcess, type LoadResult } from './load.js';
+import { runLoad, watchProcess, type LoadResult } from './load.js';
 import { makeOrdinaryMedia } from './bench-media.js';
 import { makeLongMedia, runLongMedia, type LongMediaRow } from './long-media.js';
 import { startOpenAiLikeServer } from './openai-like.server.js';
 import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, type BenchProcess } from './processes.js';
 import type { ProfileWindow } from './cpu-profile.js';
 import { countsSince, cpuProfileFlags, printProfile, readProfile, statementCounts, statementsPerAnswer, sumCounts } from './profiling.js';
-import { markdownTable, round2, SCENARIOS, targets, type Contender, type Row, type Scenario } from './scenarios.js';
+import { markdownTable, measured, round2, SCENARIOS, targets, type Contender, type Row, type Scenario } from './scenarios.js';
 
 /** One scenario's turn: its load, when it ran, and what the answering process and the ledger showed. */
 interface Slice {
@@ -192,9 +192,9 @@ try {
     }
     for (const s of scenarios) {
       const parts = slices.get(s.id)!;
-      const r = combineLoads(parts.map((p) => p.load));
+      const { load: r, figures } = measured(parts);
       if (connections === top) windows.set(s.id, parts.map((p) => p.window));
-      const problems = [...new Set(parts.flatMap((p) => p.problems))];
+      const problems = figures.ledgerProblems;
       const statements = args.profile && s.contender === 'gateway' ? statementsPerAnswer(sumCounts(parts.map((p) => p.statements)), r.ok) : undefined;
       const ref = s.reference ? rows.find((x) => x.scenario === s.reference && x.connections === connections) : undefined;
       const proxy = rows.find((x) => x.scenario === 'proxy' && x.connections === connections);
@@ -202,19 +202,11 @@ try {
         scenario: s.id,
         label: s.label,
         connections,
-        reqPerSec: r.reqPerSec,
-        p50: r.p50,
-        p99: r.p99,
-        ok: r.ok,
-        failed: r.responses - r.ok + r.errors,
+        ...figures,
         ...(s.isComplete && { incomplete: r.incomplete }),
-        statusCodes: r.statusCodes,
-        rssMb: Math.max(...parts.map((p) => p.rssMb)),
-        cpuMsPerAnswer: Math.round((parts.reduce((sum, p) => sum + p.cpuMs, 0) / Math.max(r.ok, 1)) * 100) / 100,
         vsReference: ref?.reqPerSec ? round2(r.reqPerSec / ref.reqPerSec) : null,
         vsProxy: s.contender === 'gateway' && s.charges && proxy?.reqPerSec ? round2(r.reqPerSec / proxy.reqPerSec) : null,
         ledger: s.contender === 'proxy' ? null : problems.length ? 'FAIL' : 'PASS',
-        ledgerProblems: problems,
         statements,
       };
       rows.push(row);

@@ -5,9 +5,9 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createScratchDatabase, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
 import { makeOrdinaryMedia } from './bench-media.js';
-import { combineLoads, runLoad, runSpreadLoad, watchProcess, type LoadResult } from './load.js';
+import { runLoad, runSpreadLoad, watchProcess } from './load.js';
 import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, type BenchProcess } from './processes.js';
-import { markdownTable, round2, type Scenario } from './scenarios.js';
+import { markdownTable, measured, round2, type Measured, type Scenario } from './scenarios.js';
 
 /** What `npm run bench -- --gateways N` runs unless `--only` says otherwise: the parses of a stated page. */
 export const PARSE_SCENARIOS: readonly string[] = ['rest-hot', 'rest-spread', 'graphql-spread'];
@@ -22,26 +22,15 @@ export interface GatewaysOptions {
   nodeFlags: string[];
 }
 
-/** One scenario through n gateways at one connection count. */
-export interface GatewaysRow {
+/** One scenario through n gateways at one connection count (RSS: the highest of any one gateway; CPU: all of theirs together). */
+export interface GatewaysRow extends Measured {
   scenario: string;
   label: string;
   gateways: number;
   connections: number;
-  reqPerSec: number;
-  p50: number;
-  p99: number;
-  ok: number;
-  failed: number;
-  statusCodes: Record<string, number>;
-  /** The highest peak RSS of any one gateway, MB. */
-  rssMb: number;
-  /** The gateways' CPU time together, per successful answer, ms. */
-  cpuMsPerAnswer: number;
   /** req/s over the same scenario through one gateway at the same connections. */
   vsOne: number | null;
   ledger: 'PASS' | 'FAIL';
-  ledgerProblems: string[];
 }
 
 /**
@@ -117,26 +106,17 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
       }
       for (const s of scenarios) {
         for (const n of counts) {
-          const parts = slices.get(id(s, n))!;
-          const r: LoadResult = combineLoads(parts.map((p) => p.load));
-          const problems = [...new Set(parts.flatMap((p) => p.problems))];
+          const { figures } = measured(slices.get(id(s, n))!);
+          const problems = figures.ledgerProblems;
           const one = rows.find((x) => x.scenario === s.id && x.gateways === 1 && x.connections === connections);
           const row: GatewaysRow = {
             scenario: s.id,
             label: s.label,
             gateways: n,
             connections,
-            reqPerSec: r.reqPerSec,
-            p50: r.p50,
-            p99: r.p99,
-            ok: r.ok,
-            failed: r.responses - r.ok + r.errors,
-            statusCodes: r.statusCodes,
-            rssMb: Math.max(...parts.map((p) => p.rssMb)),
-            cpuMsPerAnswer: round2(parts.reduce((sum, p) => sum + p.cpuMs, 0) / Math.max(r.ok, 1)),
-            vsOne: one?.reqPerSec ? round2(r.reqPerSec / one.reqPerSec) : null,
+            ...figures,
+            vsOne: one?.reqPerSec ? round2(figures.reqPerSec / one.reqPerSec) : null,
             ledger: problems.length ? 'FAIL' : 'PASS',
-            ledgerProblems: problems,
           };
           rows.push(row);
           if (problems.length) exitCode = 1;

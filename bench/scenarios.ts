@@ -1,3 +1,5 @@
+import { combineLoads, type LoadResult } from './load.js';
+
 /** Who answers a scenario: reference (a), reference (b), or the gateway itself. */
 export type Contender = 'proxy' | 'reference' | 'gateway';
 
@@ -105,29 +107,61 @@ export const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-/** One measured scenario at one number of connections. */
-export interface Row {
-  scenario: string;
-  label: string;
-  connections: number;
+/** What every row says of the stretches of load it sums up. */
+export interface Measured {
   reqPerSec: number;
   p50: number;
   p99: number;
   ok: number;
   /** Answers that were not a success, plus connection errors and timeouts. */
   failed: number;
+  statusCodes: Record<string, number>;
+  /** Peak resident memory of the process that answered (the highest of any one, with several), MB. */
+  rssMb: number;
+  /** CPU time (user + system) of the processes that answered, together, per successful answer, ms. */
+  cpuMsPerAnswer: number;
+  /** What the ledger checks after each stretch found wrong, each once. */
+  ledgerProblems: string[];
+}
+
+/** One stretch of load, as the single-gateway and the many-gateway runs both measure it. */
+export interface MeasuredSlice {
+  load: LoadResult;
+  rssMb: number;
+  cpuMs: number;
+  problems: string[];
+}
+
+/** The stretches of one scenario summed up: their combined load, and the figures every row reports. */
+export function measured(parts: readonly MeasuredSlice[]): { load: LoadResult; figures: Measured } {
+  const load = combineLoads(parts.map((p) => p.load));
+  return {
+    load,
+    figures: {
+      reqPerSec: load.reqPerSec,
+      p50: load.p50,
+      p99: load.p99,
+      ok: load.ok,
+      failed: load.responses - load.ok + load.errors,
+      statusCodes: load.statusCodes,
+      rssMb: Math.max(...parts.map((p) => p.rssMb)),
+      cpuMsPerAnswer: round2(parts.reduce((sum, p) => sum + p.cpuMs, 0) / Math.max(load.ok, 1)),
+      ledgerProblems: [...new Set(parts.flatMap((p) => p.problems))],
+    },
+  };
+}
+
+/** One measured scenario at one number of connections. */
+export interface Row extends Measured {
+  scenario: string;
+  label: string;
+  connections: number;
   /** Successful answers lacking what the scenario's `isComplete` asks (ordinary pages: the media's size or length). */
   incomplete?: number;
-  statusCodes: Record<string, number>;
-  /** Peak resident memory of the process that answered, MB. */
-  rssMb: number;
-  /** CPU time (user + system) of the process that answered, per successful answer, ms. */
-  cpuMsPerAnswer: number;
   vsReference: number | null;
   vsProxy: number | null;
   /** null: nothing to check (the proxy). */
   ledger: 'PASS' | 'FAIL' | null;
-  ledgerProblems: string[];
   /** With --profile, the gateway's statements per answer, by shape. */
   statements?: { total: number; shapes: Record<string, number> };
 }
