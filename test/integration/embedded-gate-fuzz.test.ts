@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import pg from 'pg';
 import { findRunningEmbedded } from '../../src/db/embedded.js';
+import { readyEntry } from '../support/cli-process.js';
 
 /**
  * The embedded database's password gate (src/db/embedded-auth.ts) under hostile bytes, on the port
@@ -255,7 +256,7 @@ interface Serve {
   exited: boolean;
 }
 
-function startServe(dataDir: string): Promise<Serve> {
+async function startServe(dataDir: string): Promise<Serve> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'test',
@@ -270,29 +271,11 @@ function startServe(dataDir: string): Promise<Serve> {
   let output = '';
   const serve: Serve = { child, url: '', output: () => output, exited: false };
   child.once('exit', () => (serve.exited = true));
-  return new Promise((resolve, reject) => {
-    let pending = '';
-    child.stderr!.on('data', (d) => (output += d));
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d;
-      pending += d;
-      const lines = pending.split('\n');
-      pending = lines.pop()!;
-      for (const line of lines) {
-        let entry: { msg?: string; url?: string };
-        try {
-          entry = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (entry.msg === 'mediagate is listening' && !serve.url) {
-          serve.url = entry.url!;
-          resolve(serve);
-        }
-      }
-    });
-    child.once('exit', () => reject(new Error(`mediagate serve exited before it was ready:\n${output}`)));
-  });
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const ready = await readyEntry(child, (entry) => entry.msg === 'mediagate is listening', 'mediagate serve', () => output);
+  serve.url = ready.url!;
+  return serve;
 }
 
 describe('the embedded database gate survives hostile bytes (a real mediagate serve)', () => {

@@ -14,6 +14,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
+import { readyEntry } from '../support/cli-process.js';
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
@@ -44,48 +45,35 @@ interface Started {
 const children = new Set<ChildProcess>();
 
 /** Starts the built CLI and resolves once it says it is ready (its JSON log lines on stdout). */
-function start(command: 'serve' | 'worker', env: NodeJS.ProcessEnv): Promise<Started> {
+async function start(command: 'serve' | 'worker', env: NodeJS.ProcessEnv): Promise<Started> {
   const child = spawn(NODE, [CLI, command], { env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';
-  let pending = '';
   const exit = new Promise<Exit>((resolve) =>
     child.once('exit', (code, signal) => {
       children.delete(child);
       resolve({ code, signal, at: performance.now() });
     }),
   );
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d) => (output += d));
-    child.stdout!.on('data', (d: Buffer) => {
-      output += d;
-      pending += d;
-      const lines = pending.split('\n');
-      pending = lines.pop()!;
-      for (const line of lines) {
-        let entry: { msg?: string; url?: string };
-        try {
-          entry = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (entry.msg === 'mediagate is listening' || entry.msg === 'mediagate worker is waiting for queued transcriptions') {
-          resolve({
-            child,
-            url: entry.url ?? '',
-            exit,
-            output: () => output,
-            signal(name) {
-              const at = performance.now();
-              child.kill(name);
-              return at;
-            },
-          });
-        }
-      }
-    });
-    void exit.then(() => reject(new Error(`mediagate ${command} exited before it was ready:\n${output}`)));
-  });
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const ready = await readyEntry(
+    child,
+    (entry) => entry.msg === 'mediagate is listening' || entry.msg === 'mediagate worker is waiting for queued transcriptions',
+    `mediagate ${command}`,
+    () => output,
+  );
+  return {
+    child,
+    url: ready.url ?? '',
+    exit,
+    output: () => output,
+    signal(name) {
+      const at = performance.now();
+      child.kill(name);
+      return at;
+    },
+  };
 }
 
 interface Answer {
