@@ -30,10 +30,7 @@ describe('the account area in a real browser (login link)', () => {
     site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
     site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
     // Media whose download never finishes: the job runs until it is canceled.
-    site.route('/endless.mp3', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'audio/mpeg' });
-      res.write(Buffer.alloc(1000));
-    });
+    site.endless('/endless.mp3', 'audio/mpeg');
     openai = await startFakeOpenAi();
     h = await createHarness(
       { FETCH_ALLOW_HOSTS: site.hostPort, PUBLIC_URL: 'http://127.0.0.1:1', TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },

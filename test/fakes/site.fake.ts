@@ -19,6 +19,8 @@ export interface FakeSite {
   file(path: string, body: Buffer, contentType: string): void;
   /** As `file`, with the bytes read once from `diskPath` now. */
   fileFromDisk(path: string, diskPath: string, contentType: string): void;
+  /** Media whose download never finishes (a thousand bytes, then nothing): a job fetching it runs until canceled or swept. */
+  endless(path: string, contentType: string): void;
   close(): Promise<void>;
 }
 
@@ -56,6 +58,12 @@ export async function startFakeSite(): Promise<FakeSite> {
     },
     fileFromDisk(path, diskPath, contentType) {
       site.file(path, readFileSync(diskPath), contentType);
+    },
+    endless(path, contentType) {
+      routes.set(path, (_req, res) => {
+        res.writeHead(200, { 'content-type': contentType });
+        res.write(Buffer.alloc(1000));
+      });
     },
     close: () =>
       new Promise<void>((resolve) => {

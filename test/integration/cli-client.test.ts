@@ -43,10 +43,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
     site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
     site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
     // Media whose download never finishes: the job runs until it is canceled.
-    site.route('/endless.mp3', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'audio/mpeg' });
-      res.write(Buffer.alloc(1000));
-    });
+    site.endless('/endless.mp3', 'audio/mpeg');
     openai = await startFakeOpenAi();
     // The gateway's request log says which calls the CLI made.
     const sink = new Writable({

@@ -23,10 +23,7 @@ describe('the credit history per task', () => {
     site.page('/watch', `<html><head><title>Clip</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`);
     site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
     // Media whose download never finishes: the job runs until it is canceled.
-    site.route('/endless.mp3', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'audio/mpeg' });
-      res.write(Buffer.alloc(1000));
-    });
+    site.endless('/endless.mp3', 'audio/mpeg');
     openai = await startFakeOpenAi();
     h = await createHarness(
       { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },

@@ -18,10 +18,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
     site.page('/watch', `<html><head><title>A talk at the bay</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`);
     // Media whose download never finishes: the job stays RUNNING until canceled.
-    site.route('/endless.mp3', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'audio/mpeg' });
-      res.write(Buffer.alloc(1000));
-    });
+    site.endless('/endless.mp3', 'audio/mpeg');
     openai = await startFakeOpenAi();
     h = await createHarness(
       { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },

@@ -82,10 +82,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
   beforeAll(async () => {
     site = await startFakeSite();
     site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
-    site.route('/endless.mp3', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'audio/mpeg' });
-      res.write(Buffer.alloc(1000));
-    });
+    site.endless('/endless.mp3', 'audio/mpeg');
     receiver = await startReceiver();
     openai = await startFakeOpenAi();
     h = await createHarness(

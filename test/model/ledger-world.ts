@@ -90,10 +90,7 @@ export class World {
     site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
     for (const m of MEDIA) site.file(m.path, makeMedia({ seconds: m.seconds }), 'audio/mpeg');
     // Media that never finishes downloading: its job stays open until it is canceled or swept.
-    site.route('/endless.mp3', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'audio/mpeg' });
-      res.write(Buffer.alloc(1000));
-    });
+    site.endless('/endless.mp3', 'audio/mpeg');
     const openai = await startFakeOpenAi();
     let db: Awaited<ReturnType<typeof createTestDatabase>>;
     try {
