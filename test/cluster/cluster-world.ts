@@ -18,6 +18,7 @@ import { TIMING } from '../model/ledger-world.js';
 import { TEST_PEPPER } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
+import { send } from '../support/send.js';
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
@@ -98,24 +99,6 @@ export class RedisServer {
   }
 }
 
-/** An answer as a client sees it: the status and the parsed body, or `lost` when the connection died first. */
-export type Reply = { status: number; json: any } | { lost: string };
-
-/** Sends one request to one gateway. */
-export async function send(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
-  try {
-    const res = await fetch(base + path, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : null };
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    return { lost: `${e.message}${e.cause?.code ? ` (${e.cause.code})` : ''}` };
-  }
-}
 
 export const gql = (base: string, key: string, query: string, variables: Record<string, unknown> = {}) =>
   send(base, 'POST', '/graphql', { authorization: `Bearer ${key}` }, { query, variables });

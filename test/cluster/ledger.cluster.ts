@@ -2,7 +2,8 @@ import { createClient } from 'graphql-ws';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { waitFor } from '../support/wait-for.js';
-import { Cluster, gql, send, until, type Reply } from './cluster-world.js';
+import { Cluster, gql, until } from './cluster-world.js';
+import { send, type Reply } from '../support/send.js';
 
 const PARSE = `mutation($i: ParseInput!) { parse(input: $i) { id credits { charged balance } } }`;
 const START = `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld } }`;

@@ -1,4 +1,5 @@
-import { Cluster, gql, type Reply } from './cluster-world.js';
+import { Cluster, gql } from './cluster-world.js';
+import type { Reply } from '../support/send.js';
 
 const status = (r: Reply) => ('lost' in r ? `lost: ${r.lost}` : r.status);
 

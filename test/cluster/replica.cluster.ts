@@ -7,7 +7,8 @@ import { prepareConfig } from '../../src/local-config.js';
 import { openOrm, createServices, type Services } from '../../src/root.js';
 import { GatewayProcess } from '../model/gateway-process.js';
 import { TEST_PEPPER } from '../support/harness.js';
-import { gql, send } from './cluster-world.js';
+import { gql } from './cluster-world.js';
+import { send } from '../support/send.js';
 import { PostgresPair } from './postgres-pair.js';
 
 const run = promisify(execFile);

@@ -12,6 +12,7 @@ import { TEST_PEPPER } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { GatewayProcess, type Exit } from './gateway-process.js';
+import { send } from '../support/send.js';
 
 /** Timing of the gateway under test: short, so that deadlines and sweeps happen within a run. */
 export const TIMING = {
@@ -159,19 +160,7 @@ export class World {
 
   private async http(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any } | { lost: string }> {
     this.stats.requests += 1;
-    try {
-      const res = await fetch(this.gateway.url + path, {
-        method,
-        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return { status: res.status, json: text ? JSON.parse(text) : null };
-    } catch (err) {
-      // A refused connection or a reset mid-answer: the process is gone (JSON from a live gateway always parses).
-      const e = err as Error & { cause?: { code?: string; message?: string } };
-      return { lost: `${e.message}${e.cause ? ` (${e.cause.code ?? e.cause.message})` : ''}` };
-    }
+    return send(this.gateway.url, method, path, headers, body);
   }
 
   /** A GraphQL operation over HTTP; the first error's code, or the data. */
