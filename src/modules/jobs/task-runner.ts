@@ -263,9 +263,15 @@ export class TaskRunner {
     let lost = false;
     return pRetry(
       async () => {
-        const settled = await this.ledger.succeed(jobId, result, provider);
-        // After a lost answer, "already resolved" may be this very capture: the row says.
-        return settled ?? (lost ? await this.ledger.settlement(jobId) : null);
+        try {
+          const settled = await this.ledger.succeed(jobId, result, provider);
+          // After a lost answer, "already resolved" may be this very capture: the row says.
+          return settled ?? (lost ? await this.ledger.settlement(jobId) : null);
+        } catch (err) {
+          // p-retry retries only what is `instanceof Error` in this realm; a socket error made by
+          // node's own realm (as under jest's VM) is not, so it is wrapped, with the cause kept.
+          throw err instanceof Error ? err : new Error(String((err as Error | null)?.message ?? err), { cause: err });
+        }
       },
       {
         retries: Number.POSITIVE_INFINITY,
