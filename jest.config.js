@@ -33,4 +33,7 @@ export default {
   testSequencer: '<rootDir>/test/support/slowest-first.sequencer.js',
   maxWorkers: 2,
   workerIdleMemoryLimit: '1GB',
+  // One embedded database server per worker, which each file leases and empties (test-database.ts).
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
 };

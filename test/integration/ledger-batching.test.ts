@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { changeUnheard, heardAccount, parseThrough, statementsOf, type DoorAnswer } from '../support/parse-doors.js';
@@ -24,10 +25,20 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
     let h: Harness;
     let site: FakeSite;
     let page: string;
+    /** The page, answered only once `together` requests for it are waiting: every hold is placed before any capture. */
+    let gatedPage: string;
     beforeAll(async () => {
       site = await startFakeSite();
-      site.page('/v', `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
+      const html = `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`;
+      site.page('/v', html);
       page = `${site.origin}/v`;
+      const waiting: ServerResponse[] = [];
+      const together = 5;
+      site.route('/gated', (_req, res) => {
+        waiting.push(res);
+        if (waiting.length >= together) for (const r of waiting.splice(0)) r.writeHead(200, { 'content-type': 'text/html' }).end(html);
+      });
+      gatedPage = `${site.origin}/gated`;
       h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, LEDGER_BATCH_WINDOW_MS: windowMs }, undefined, { database });
     }, 60_000);
     afterAll(async () => {
@@ -43,7 +54,8 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
 
     it('lets exactly k of many parallel parses through for k credits, on both doors; the rest get 402 with the numbers', async () => {
       const { key, accountId } = await h.account({ credits: 5 });
-      const answers = await Promise.all(Array.from({ length: 25 }, (_, i) => parseThrough(doors[i % 2], h.url, key, page)));
+      // The five that are let through fetch the page together, so each capture finds all five held.
+      const answers = await Promise.all(Array.from({ length: 25 }, (_, i) => parseThrough(doors[i % 2], h.url, key, gatedPage)));
       expect(count(answers, 200)).toBe(5);
       expect(count(answers, 402)).toBe(20);
       for (const refused of answers.filter((a) => a.status === 402)) {

@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { migrate, MIGRATIONS, type Database } from '../../src/db/database.js';
 import { openOrm } from '../../src/root.js';
 import { startEmbedded } from '../../src/db/embedded.js';
-import { notificationsOf } from '../../src/db/notifications.js';
+import { notificationsOf, type NotificationSource } from '../../src/db/notifications.js';
 import { cachedPath } from './fixture-cache.js';
 import { startSeverableProxy } from './severable-proxy.js';
 
@@ -33,7 +35,8 @@ export interface TestDatabase extends Database {
 export async function createTestDatabase(kind: TestDatabaseKind = 'default', options: { severable?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = kind === 'embedded' ? undefined : process.env.DATABASE_URL;
   if (!adminUrl) {
-    const embedded = await startEmbedded(null, { loadDataDir: await migratedTemplate() });
+    // This worker's database server when it is free, else one in this process.
+    const embedded = (await leaseSharedEmbedded()) ?? (await startEmbedded(null, { loadDataDir: new Blob([readFileSync(await migratedTemplatePath())]) }));
     // The embedded socket server cannot drop its clients: a relay in front of it can.
     const direct = new URL(embedded.clientUrl);
     const relay = options.severable ? await startSeverableProxy({ host: direct.hostname, port: Number(direct.port) }) : null;
@@ -97,13 +100,13 @@ export async function createTestDatabase(kind: TestDatabaseKind = 'default', opt
 
 /**
  * An embedded database with every migration applied, as a tarball of its files: made once per set
- * of migrations (keyed by their source) and kept in the temporary directory, so each test file
- * loads it in a fifth of a second instead of running initdb and the migrations (over a second).
+ * of migrations (keyed by their source) and kept in the temporary directory, so a database starts
+ * from it in a fifth of a second instead of running initdb and the migrations (over a second).
  * Parallel workers wait for the one that makes it (see cachedPath).
  */
-async function migratedTemplate(): Promise<Blob> {
+export async function migratedTemplatePath(): Promise<string> {
   const key = createHash('sha256').update(MIGRATIONS.map((m) => m.toString()).join('\n')).digest('hex').slice(0, 16);
-  const file = await cachedPath(join(tmpdir(), `mediagate-test-pglite-${key}.tar`), async (partial) => {
+  return cachedPath(join(tmpdir(), `mediagate-test-pglite-${key}.tar`), async (partial) => {
     const embedded = await startEmbedded(null);
     try {
       const orm = await openOrm(embedded.clientUrl, 1);
@@ -117,5 +120,46 @@ async function migratedTemplate(): Promise<Blob> {
       await embedded.stop();
     }
   });
-  return new Blob([readFileSync(file)]);
+}
+
+/** Where global-setup.js tells the workers the addresses of their database servers (test/support/embedded-server.js). */
+export const SHARED_EMBEDDED_VARIABLE = 'MEDIAGATE_TEST_EMBEDDED_SERVERS';
+
+/**
+ * This jest worker's embedded database server, emptied to the migrated template for this file, or
+ * null when there is none (a run without global-setup.js) or it is leased already (a second
+ * database in the same file). Its notifications come down the lease's connection; stopping it
+ * ends the lease, which cuts every connection made through its address.
+ */
+async function leaseSharedEmbedded(): Promise<(NotificationSource & { clientUrl: string; stop(): Promise<void> }) | null> {
+  const ports = process.env[SHARED_EMBEDDED_VARIABLE]?.split(',').map(Number);
+  if (!ports?.length) return null;
+  const port = ports[(Number(process.env.JEST_WORKER_ID ?? 1) - 1) % ports.length];
+  const socket = connect(port, '127.0.0.1');
+  const lines = createInterface({ input: socket });
+  const handlers = new Set<(channel: string, payload: string) => void>();
+  const first = new Promise<{ clientUrl?: string; busy?: boolean; error?: string } | null>((resolve) => {
+    socket.once('error', () => resolve(null));
+    lines.once('close', () => resolve(null));
+    lines.once('line', (line) => resolve(JSON.parse(line)));
+  });
+  const answer = await first;
+  if (!answer?.clientUrl) {
+    socket.destroy();
+    if (answer?.error) throw new Error(`the worker's embedded database server failed: ${answer.error}`);
+    return null;
+  }
+  lines.on('line', (line) => {
+    const { channel, payload } = JSON.parse(line) as { channel: string; payload: string };
+    handlers.forEach((handler) => handler(channel, payload));
+  });
+  return {
+    clientUrl: answer.clientUrl,
+    onNotification(handler) {
+      handlers.add(handler);
+      return () => void handlers.delete(handler);
+    },
+    // Resolved once the server has closed its side too, so the lease is free for the next file.
+    stop: () => new Promise<void>((resolve) => socket.once('close', () => resolve()).end()),
+  };
 }
