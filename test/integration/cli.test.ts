@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,19 +28,21 @@ describe('mediagate CLI', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  // Against PGlite the CLI uses its own data directory; against PostgreSQL the test database.
-  const env = () => ({
+  // The test database through DATABASE_URL (PostgreSQL, or the embedded one served to this test);
+  // `ownDirectory` leaves DATABASE_URL unset, so the CLI opens the embedded database in its data directory.
+  const env = (ownDirectory = false) => ({
     ...process.env,
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     API_KEY_PEPPER: 'cli-test-pepper-0123456789abcdef0123',
     MEDIAGATE_DATA_DIR: dataDir,
-    ...(db.embedded ? { DATABASE_URL: '' } : { DATABASE_URL: db.clientUrl }),
+    DATABASE_URL: ownDirectory ? '' : db.clientUrl,
   });
-  const cli = async (...args: string[]) => {
-    const { stdout } = await run(NODE, [CLI, '--json', ...args], { env: env() });
+  const cliIn = async (ownDirectory: boolean, ...args: string[]) => {
+    const { stdout } = await run(NODE, [CLI, '--json', ...args], { env: env(ownDirectory) });
     return JSON.parse(stdout.trim().split('\n').at(-1)!);
   };
+  const cli = (...args: string[]) => cliIn(false, ...args);
 
   it('creates an account, grants credits, sets membership, creates, lists and revokes keys', async () => {
     const account = await cli('account', 'create', '--name', 'Ada', '--email', 'ada@example.com', '--credits', '5', '--membership-days', '30');
@@ -65,13 +67,19 @@ describe('mediagate CLI', () => {
     const renewed = await cli('membership', 'set', account.id, '--until', '2099-01-01T00:00:00Z');
     expect(renewed.membership).toMatchObject({ status: 'active', active: true, periodEnd: '2099-01-01T00:00:00.000Z' });
 
-    if (!db.embedded) {
-      // The key is stored only as a hash: the secret appears nowhere in the database.
-      const orm = await openOrm(db.clientUrl, 1);
-      const rows = await orm.em.getConnection().execute(`select * from api_key`);
-      await orm.close(true);
-      expect(JSON.stringify(rows)).not.toContain(key.key.split('_')[3]);
-    }
+    // The key is stored only as a hash: the secret appears nowhere in the database.
+    const orm = await openOrm(db.clientUrl, 1);
+    const rows = await orm.em.getConnection().execute(`select * from api_key`);
+    await orm.close(true);
+    expect(JSON.stringify(rows)).not.toContain(key.key.split('_')[3]);
+  });
+
+  it('without DATABASE_URL, keeps its accounts in the embedded database of its data directory, from one command to the next', async () => {
+    const account = await cliIn(true, 'account', 'create', '--name', 'Grace', '--credits', '2');
+    expect(account).toMatchObject({ name: 'Grace', credits: { available: 2, held: 0 } });
+    const key = await cliIn(true, 'key', 'create', account.id, '--name', 'desk');
+    expect((await cliIn(true, 'key', 'list', account.id)).keys.map((k: { id: string }) => k.id)).toEqual([key.id]);
+    expect(readdirSync(join(dataDir, 'pgdata')).length).toBeGreaterThan(0);
   });
 
   it('fails clearly, with a JSON error and a non-zero exit, on bad input', async () => {

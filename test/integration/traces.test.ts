@@ -19,7 +19,8 @@ const NODE = join(process.cwd(), 'node_modules/.bin/node');
 const CLI = join(process.cwd(), 'dist/cli/main.js');
 const PEPPER = 'traces-test-pepper-0123456789abcdefgh';
 const PROVIDER_KEY = 'sk-traces-test-provider-key-0123';
-const DB_PASSWORD = 'traces-db-password';
+/** The database's password in DATABASE_URL (the embedded database's own, when the test runs on it). */
+let dbPassword = 'traces-db-password';
 const MEDIA_TOKEN = 'media-token-value-0123';
 const INLINE_TOKEN = 'inline-token-value-4567';
 
@@ -101,7 +102,10 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
     site.page('/watch', `<html><head><title>Clip</title><meta property="og:video" content="${site.origin}/m.mp4?token=${MEDIA_TOKEN}"></head></html>`);
 
     const clientUrl = new URL(db.clientUrl);
-    clientUrl.password = DB_PASSWORD; // trust authentication ignores it; it must still appear nowhere
+    // PostgreSQL's trust authentication ignores a password; the embedded database's gate checks its
+    // own. Either must appear nowhere.
+    if (db.embedded) dbPassword = decodeURIComponent(clientUrl.password);
+    else clientUrl.password = dbPassword;
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       NODE_ENV: 'test',
@@ -110,7 +114,7 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
       FETCH_ALLOW_HOSTS: site.hostPort,
       TRANSCRIBE_PROVIDERS: 'openai',
       OPENAI_API_KEY: PROVIDER_KEY,
-      ...(db.embedded ? {} : { DATABASE_URL: clientUrl.toString() }),
+      DATABASE_URL: clientUrl.toString(),
     };
     const cli = async (...args: string[]) => JSON.parse((await run(NODE, [CLI, '--json', ...args], { env: { ...env, LOG_LEVEL: 'silent' } })).stdout.trim().split('\n').at(-1)!);
     const account = await cli('account', 'create', '--name', 'Tracy', '--credits', '10', '--membership-days', '30');
@@ -210,7 +214,7 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
   it('carries no secret in any attribute: no key, no pepper, no provider key, no password, no query value', () => {
     const exported = collector.bodies.join('\n');
     const secretPart = apiKey.split('_').at(-1)!;
-    for (const secret of [apiKey, secretPart, PEPPER, PROVIDER_KEY, DB_PASSWORD, MEDIA_TOKEN, INLINE_TOKEN]) expect(exported).not.toContain(secret);
+    for (const secret of [apiKey, secretPart, PEPPER, PROVIDER_KEY, dbPassword, MEDIA_TOKEN, INLINE_TOKEN]) expect(exported).not.toContain(secret);
     expect(exported).not.toMatch(/Bearer|authorization/i);
     // The service is named as configured.
     expect(exported).toContain('mediagate-traces-test');
