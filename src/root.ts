@@ -1,12 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { buildApp } from './app.js';
 import type { Config, Settings } from './config.js';
 import { initOrm, migrate, openDatabase, type Database, type OpenOptions } from './db/database.js';
 import { HotPool } from './db/hot-pool.js';
 import { notificationsOf, type Notifications } from './db/notifications.js';
-import { RESOLVERS } from './graphql/resolvers.js';
 import { Metrics } from './metrics.js';
 import { AccountService } from './modules/accounts/account.service.js';
 import { OidcVerifier } from './modules/accounts/oidc.verifier.js';
@@ -156,8 +154,13 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
   };
 }
 
-/** The HTTP server with both doors over these services, the GraphQL door on the product's resolvers. */
-export function createHttpApp(services: Services, orm: MikroORM): Promise<FastifyInstance> {
+/**
+ * The HTTP server with both doors over these services, the GraphQL door on the product's resolvers.
+ * Loaded when first asked for: an operator command (`mediagate account create`) never loads
+ * Fastify, Apollo Server or the schema, which is half of its start.
+ */
+export async function createHttpApp(services: Services, orm: MikroORM): Promise<FastifyInstance> {
+  const [{ buildApp }, { RESOLVERS }] = await Promise.all([import('./app.js'), import('./graphql/resolvers.js')]);
   return buildApp({ services, orm, resolvers: [...RESOLVERS] });
 }
 
