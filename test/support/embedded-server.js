@@ -19,39 +19,28 @@
  * its parent: when its standard input closes.
  */
 import 'reflect-metadata';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { migrate, MIGRATIONS } from '../../dist/db/database.js';
 import { startEmbedded } from '../../dist/db/embedded.js';
 import { openOrm } from '../../dist/root.js';
+import { templateKey, writeMigratedTemplate } from './migrated-template.js';
+import { startSeverableProxy } from './severable-proxy.js';
 
 /**
- * The built migrations applied to an empty database, as a tarball of its files kept in the
- * temporary directory for later runs (named by the migrations' code). Two servers that both find it
- * missing both make it; each renames its own copy into place whole, so no one reads half of one.
+ * The migrated template of the built migrations (see migrated-template.js), kept in the temporary
+ * directory for later runs. Two servers that both find it missing both make it; each renames its
+ * own copy into place whole, so no one reads half of one.
  */
 async function migratedTemplate() {
-  const key = createHash('sha256').update(MIGRATIONS.map((m) => m.toString()).join('\n')).digest('hex').slice(0, 16);
-  const file = join(tmpdir(), `mediagate-test-pglite-dist-${key}.tar`);
+  const file = join(tmpdir(), `mediagate-test-pglite-dist-${templateKey(MIGRATIONS)}.tar`);
   if (!existsSync(file)) {
-    const embedded = await startEmbedded(null);
-    try {
-      const orm = await openOrm(embedded.clientUrl, 1);
-      try {
-        await migrate(orm);
-      } finally {
-        await orm.close(true);
-      }
-      const partial = `${file}.${process.pid}.partial`;
-      writeFileSync(partial, Buffer.from(await (await embedded.dumpDataDir()).arrayBuffer()));
-      renameSync(partial, file);
-    } finally {
-      await embedded.stop();
-    }
+    const partial = `${file}.${process.pid}.partial`;
+    await writeMigratedTemplate(partial, { startEmbedded, openOrm, migrate });
+    renameSync(partial, file);
   }
   return new Blob([readFileSync(file)]);
 }
@@ -108,36 +97,7 @@ async function start() {
   return { embedded, fingerprint: await fingerprintOf(embedded.clientUrl) };
 }
 
-
 let database = await start();
-
-/** A relay to the database whose connections all end with the lease. */
-async function relayFor(clientUrl) {
-  const target = new URL(clientUrl);
-  const sockets = new Set();
-  const server = createServer((client) => {
-    const upstream = createConnection({ host: target.hostname, port: Number(target.port) });
-    sockets.add(client).add(upstream);
-    const end = () => {
-      sockets.delete(client);
-      sockets.delete(upstream);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', end).on('close', end).pipe(upstream);
-    upstream.on('error', end).on('close', end).pipe(client);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = new URL(clientUrl);
-  url.port = String(server.address().port);
-  return {
-    clientUrl: url.toString(),
-    close() {
-      server.close();
-      for (const socket of sockets) socket.destroy();
-    },
-  };
-}
 
 async function prepare() {
   await query(database.embedded.clientUrl, RESET);
@@ -162,18 +122,21 @@ const control = createServer((socket) => {
     current.relay?.close();
     if (lease === current) lease = null;
   });
-  prepare()
-    .then(() => relayFor(database.embedded.clientUrl))
-    .then((relay) => {
-      current.relay = relay;
-      if (socket.destroyed) return relay.close();
-      send({ clientUrl: relay.clientUrl });
-      current.send = send;
-    })
-    .catch((err) => {
-      send({ error: String(err?.stack ?? err) });
-      socket.end();
-    });
+  const lend = async () => {
+    await prepare();
+    const url = new URL(database.embedded.clientUrl);
+    // A relay of the lease's own: closing it at the lease's end cuts every connection made through it.
+    const relay = await startSeverableProxy({ host: url.hostname, port: Number(url.port) });
+    current.relay = relay;
+    if (socket.destroyed) return relay.close();
+    url.port = String(relay.port);
+    send({ clientUrl: url.toString() });
+    current.send = send;
+  };
+  lend().catch((err) => {
+    send({ error: String(err?.stack ?? err) });
+    socket.end();
+  });
 });
 control.listen(0, '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({ port: control.address().port }) + '\n');

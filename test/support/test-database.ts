@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { openOrm } from '../../src/root.js';
 import { startEmbedded } from '../../src/db/embedded.js';
 import { notificationsOf, type NotificationSource } from '../../src/db/notifications.js';
 import { cachedPath } from './fixture-cache.js';
+import { templateKey, writeMigratedTemplate } from './migrated-template.js';
 import { startSeverableProxy } from './severable-proxy.js';
 
 /** The databases a test can ask for: the one DATABASE_URL names (else embedded), or always embedded. */
@@ -99,27 +100,13 @@ export async function createTestDatabase(kind: TestDatabaseKind = 'default', opt
 }
 
 /**
- * An embedded database with every migration applied, as a tarball of its files: made once per set
- * of migrations (keyed by their source) and kept in the temporary directory, so a database starts
- * from it in a fifth of a second instead of running initdb and the migrations (over a second).
- * Parallel workers wait for the one that makes it (see cachedPath).
+ * The migrated template (see migrated-template.js), made once per set of migrations and kept in the
+ * temporary directory for later runs; parallel workers wait for the one that makes it (see cachedPath).
  */
-export async function migratedTemplatePath(): Promise<string> {
-  const key = createHash('sha256').update(MIGRATIONS.map((m) => m.toString()).join('\n')).digest('hex').slice(0, 16);
-  return cachedPath(join(tmpdir(), `mediagate-test-pglite-${key}.tar`), async (partial) => {
-    const embedded = await startEmbedded(null);
-    try {
-      const orm = await openOrm(embedded.clientUrl, 1);
-      try {
-        await migrate(orm);
-      } finally {
-        await orm.close(true);
-      }
-      writeFileSync(partial, Buffer.from(await (await embedded.dumpDataDir()).arrayBuffer()));
-    } finally {
-      await embedded.stop();
-    }
-  });
+function migratedTemplatePath(): Promise<string> {
+  return cachedPath(join(tmpdir(), `mediagate-test-pglite-${templateKey(MIGRATIONS)}.tar`), (partial) =>
+    writeMigratedTemplate(partial, { startEmbedded, openOrm, migrate }),
+  );
 }
 
 /** Where global-setup.js tells the workers the addresses of their database servers (test/support/embedded-server.js). */
@@ -139,7 +126,8 @@ async function leaseSharedEmbedded(): Promise<(NotificationSource & { clientUrl:
   const lines = createInterface({ input: socket });
   const handlers = new Set<(channel: string, payload: string) => void>();
   const first = new Promise<{ clientUrl?: string; busy?: boolean; error?: string } | null>((resolve) => {
-    socket.once('error', () => resolve(null));
+    // Also after the answer: a server that dies mid-lease closes the socket, and must not crash the worker.
+    socket.on('error', () => resolve(null));
     lines.once('close', () => resolve(null));
     lines.once('line', (line) => resolve(JSON.parse(line)));
   });

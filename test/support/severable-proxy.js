@@ -1,16 +1,17 @@
-import { createConnection, createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 
 /**
  * A TCP relay in front of a database server, so a test can cut every client connection at once,
  * both ends, the way a server that kills its backends does. For the embedded database, whose
  * in-process socket server offers no way to drop its clients; PostgreSQL has pg_terminate_backend.
+ * Plain JavaScript (typed in severable-proxy.d.ts): the workers' database servers
+ * (embedded-server.js, run by node) put one in front of each lease, and tests use it through jest.
  */
-export async function startSeverableProxy(target: { host: string; port: number }) {
-  const pairs = new Set<[Socket, Socket]>();
+export async function startSeverableProxy(target) {
+  const pairs = new Set();
   const server = createServer((client) => {
     const upstream = createConnection(target);
-    const pair: [Socket, Socket] = [client, upstream];
+    const pair = [client, upstream];
     pairs.add(pair);
     const end = () => {
       pairs.delete(pair);
@@ -22,13 +23,13 @@ export async function startSeverableProxy(target: { host: string; port: number }
     client.pipe(upstream);
     upstream.pipe(client);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address();
   return {
     host: '127.0.0.1',
     port,
     /** Cuts every open connection; returns how many there were. */
-    sever(): number {
+    sever() {
       const n = pairs.size;
       for (const [client, upstream] of [...pairs]) {
         client.resetAndDestroy();
@@ -37,7 +38,7 @@ export async function startSeverableProxy(target: { host: string; port: number }
       return n;
     },
     close: () =>
-      new Promise<void>((r) => {
+      new Promise((r) => {
         for (const [client, upstream] of pairs) {
           client.destroy();
           upstream.destroy();
