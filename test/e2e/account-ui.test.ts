@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { pino } from 'pino';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, type Harness } from '../support/harness.js';
 import { SCREENSHOTS, expectBrowserProblem, launchBrowser } from '../support/browser.js';
 import { makeMedia } from '../support/media.js';
 import { serveLibrary } from '../support/media-library.js';
@@ -32,11 +31,7 @@ describe('the account area in a real browser (login link)', () => {
     // Media whose download never finishes: the job runs until it is canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
     openai = await startFakeOpenAi();
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, PUBLIC_URL: 'http://127.0.0.1:1', TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'silent' }),
-      { queue: true },
-    );
+    h = await transcribingHarness(site, openai, { env: { PUBLIC_URL: 'http://127.0.0.1:1' } });
     ({ accountId, key } = await h.account({ credits: 25 }));
     browser = await launchBrowser();
     // A phone-width screen: the page must read there too.

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -53,11 +53,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
         done();
       },
     });
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'info' }, sink),
-      { queue: true },
-    );
+    h = await transcribingHarness(site, openai, { logger: pino({ level: 'info' }, sink) });
     ({ key, accountId } = await h.account({ credits: 50 }));
     dir = mkdtempSync(join(tmpdir(), 'mediagate-cli-client-'));
   });

@@ -1,7 +1,6 @@
-import { pino } from 'pino';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -25,11 +24,7 @@ describe('the credit history per task', () => {
     // Media whose download never finishes: the job runs until it is canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
     openai = await startFakeOpenAi();
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'silent' }),
-      { queue: true },
-    );
+    h = await transcribingHarness(site, openai);
   }, 60_000);
   afterAll(async () => {
     await h.close();

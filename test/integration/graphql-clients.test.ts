@@ -6,11 +6,10 @@ import { Client as UrqlClient, fetchExchange } from '@urql/core';
 import { ClientError, GraphQLClient } from 'graphql-request';
 import { createClient, type Client as WsClient } from 'graphql-ws';
 import { createHash } from 'node:crypto';
-import { pino } from 'pino';
 import WebSocket from 'ws';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 
@@ -30,11 +29,7 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
     site.page('/watch', `<html><head><title>Clip</title></head><body><video src="${site.origin}/media/clip.mp4" width="640" height="360"></video></body></html>`);
     site.file('/talk.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
     openai = await startFakeOpenAi({ msPerAudioSecond: 5 });
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'silent' }),
-      { queue: true, database },
-    );
+    h = await transcribingHarness(site, openai, { database });
   }, 60_000);
   afterAll(async () => {
     await h?.close();

@@ -9,7 +9,7 @@ import { LISTENER_NAME } from '../../src/db/notifications.js';
 import { createHttpApp, openOrm, createServices } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
@@ -63,11 +63,7 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
     site = await startFakeSite();
     site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
     openai = await startFakeOpenAi({ msPerAudioSecond: 20, respond: () => (stall ? { status: 500, body: {}, delayMs: 60_000 } : undefined) });
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'silent' }),
-      { queue: true, database },
-    );
+    h = await transcribingHarness(site, openai, { database });
   }, 60_000);
   afterAll(async () => {
     await h?.close();
@@ -146,7 +142,7 @@ if (process.env.DATABASE_URL) {
       site = await startFakeSite();
       site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
       openai = await startFakeOpenAi({ msPerAudioSecond: 20 });
-      h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl }, pino({ level: 'silent' }), { queue: true });
+      h = await transcribingHarness(site, openai);
     }, 60_000);
     afterAll(async () => {
       await h?.close();

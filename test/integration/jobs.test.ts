@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, type Harness } from '../support/harness.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
@@ -20,11 +20,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     // Media whose download never finishes: the job stays RUNNING until canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
     openai = await startFakeOpenAi();
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'silent' }),
-      { queue: true },
-    );
+    h = await transcribingHarness(site, openai);
   });
   afterAll(async () => {
     await h.close();
@@ -265,11 +261,7 @@ describe('why a queued job failed', () => {
     });
     const site = await startFakeSite();
     const openai = await startFakeOpenAi();
-    const h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'info' }, sink),
-      { queue: true },
-    );
+    const h = await transcribingHarness(site, openai, { logger: pino({ level: 'info' }, sink) });
     try {
       const { key } = await h.account({ credits: 5 });
       const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key, { prefer: 'respond-async', 'x-request-id': 'client-req-42' });

@@ -2,10 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, createHarness, type Harness } from '../support/harness.js';
 import { describeRecordingSubtitles, speechLike } from '../support/recording-subtitles.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -19,11 +18,7 @@ describe('long media through an OpenAI-compatible server', () => {
     // A server that works 8 ms for each second of audio, so a piece takes a moment a client can see.
     openai = await startFakeOpenAi({ msPerAudioSecond: 8 });
     // Pieces of 40 s although one upload (150 s is 600 kB) would fit under the 25 MiB cap.
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl, OPENAI_PIECE_SECONDS: '40', OPENAI_CONCURRENCY: '2' },
-      pino({ level: 'silent' }),
-      { queue: true },
-    );
+    h = await transcribingHarness(site, openai, { env: { OPENAI_PIECE_SECONDS: '40', OPENAI_CONCURRENCY: '2' } });
   }, 60_000);
   afterAll(async () => {
     await h.close();

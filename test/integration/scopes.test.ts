@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -33,11 +32,7 @@ describe('API key scopes through the doors', () => {
     const { port } = receiver.address() as AddressInfo;
     receiverOrigin = `http://127.0.0.1:${port}`;
     openai = await startFakeOpenAi();
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: `${site.hostPort},127.0.0.1:${port}`, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'silent' }),
-      { queue: true },
-    );
+    h = await transcribingHarness(site, openai, { env: { FETCH_ALLOW_HOSTS: `${site.hostPort},127.0.0.1:${port}` } });
   }, 60_000);
   afterAll(async () => {
     await h.close();

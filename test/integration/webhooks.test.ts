@@ -1,11 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -85,17 +84,9 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     site.endless('/endless.mp3', 'audio/mpeg');
     receiver = await startReceiver();
     openai = await startFakeOpenAi();
-    h = await createHarness(
-      {
-        FETCH_ALLOW_HOSTS: `${site.hostPort},${receiver.hostPort}`,
-        TRANSCRIBE_PROVIDERS: 'openai',
-        OPENAI_BASE_URL: openai.baseUrl,
-        WEBHOOK_RETRY_DELAY_SECONDS: '1',
-        WEBHOOK_TIMEOUT_SECONDS: '1',
-      },
-      pino({ level: 'silent' }),
-      { queue: true },
-    );
+    h = await transcribingHarness(site, openai, {
+      env: { FETCH_ALLOW_HOSTS: `${site.hostPort},${receiver.hostPort}`, WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' },
+    });
   }, 60_000);
   afterAll(async () => {
     await h.close();
@@ -260,11 +251,7 @@ describe('idempotency for queued work', () => {
     site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
     site.file('/other.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
     openai = await startFakeOpenAi();
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl },
-      pino({ level: 'silent' }),
-      { queue: true },
-    );
+    h = await transcribingHarness(site, openai);
   }, 60_000);
   afterAll(async () => {
     await h.close();

@@ -7,7 +7,7 @@ import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { startWorkers } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { transcribingHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -23,11 +23,7 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
     site = await startFakeSite();
     site.file('/talk.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
     openai = await startFakeOpenAi();
-    h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl, WORKER_CONCURRENCY: '0' },
-      pino({ level: 'silent' }),
-      { queue: true },
-    );
+    h = await transcribingHarness(site, openai, { env: { WORKER_CONCURRENCY: '0' } });
   });
   afterAll(async () => {
     await worker?.stop();

@@ -159,3 +159,19 @@ export async function createHarness(
   };
   return harness;
 }
+
+/**
+ * A harness whose transcriptions go to a fake OpenAI and run on the job queue, allowed to fetch from
+ * the fake site: what most transcription tests start from. `env` adds to or overrides those settings.
+ */
+export function transcribingHarness(
+  site: { hostPort: string },
+  openai: { baseUrl: string },
+  options: { env?: Record<string, string>; logger?: Logger; database?: TestDatabaseKind } = {},
+): Promise<Harness> {
+  return createHarness(
+    { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl, ...options.env },
+    options.logger,
+    { queue: true, database: options.database },
+  );
+}
