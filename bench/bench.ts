@@ -1,5 +1,5 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -14,7 +14,7 @@ import { startOpenAiLikeServer } from './openai-like.server.js';
 import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, type BenchProcess } from './processes.js';
 import type { ProfileWindow } from './cpu-profile.js';
 import { countsSince, cpuProfileFlags, printProfile, readProfile, statementCounts, statementsPerAnswer, sumCounts } from './profiling.js';
-import { markdownTable, measured, round2, SCENARIOS, targets, type Contender, type Row, type Scenario } from './scenarios.js';
+import { markdownTable, measured, round2, SCENARIOS, targets, writeResults, type Contender, type Row, type Scenario } from './scenarios.js';
 
 /** One scenario's turn: its load, when it ran, and what the answering process and the ledger showed. */
 interface Slice {
@@ -291,10 +291,7 @@ try {
     }
   }
 
-  mkdirSync(resolve(args.json, '..'), { recursive: true });
-  const machine = { cpus: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
-  writeFileSync(args.json, JSON.stringify({ finishedAt: new Date(), machine, database, seconds, rounds, levels, accounts, poolSize, triggers, rows, targets: goals, longMedia, profiles }, null, 2) + '\n');
-  console.log(`\nresults: ${resolve(args.json)}${exitCode ? '\nLEDGER MISMATCH: see the FAIL rows above' : ''}`);
+  writeResults(args.json, { database, seconds, rounds, levels, accounts, poolSize, triggers, rows, targets: goals, longMedia, profiles }, exitCode !== 0);
 } catch (err) {
   console.error(err);
   exitCode = 1;

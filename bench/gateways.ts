@@ -1,13 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createScratchDatabase, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
 import { makeOrdinaryMedia } from './bench-media.js';
 import { runLoad, runSpreadLoad, watchProcess } from './load.js';
 import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, type BenchProcess } from './processes.js';
-import { markdownTable, measured, round2, type Measured, type Scenario } from './scenarios.js';
+import { markdownTable, measured, round2, writeResults, type Measured, type Scenario } from './scenarios.js';
 
 /** What `npm run bench -- --gateways N` runs unless `--only` says otherwise: the parses of a stated page. */
 export const PARSE_SCENARIOS: readonly string[] = ['rest-hot', 'rest-spread', 'graphql-spread'];
@@ -133,10 +133,7 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
           rows.map((r) => [r.label, r.gateways, r.connections, r.reqPerSec, r.p50, r.p99, r.ok, r.failed, r.rssMb, r.cpuMsPerAnswer, r.vsOne === null || r.gateways === 1 ? '—' : r.vsOne, r.ledger]),
         ),
     );
-    mkdirSync(resolve(options.json, '..'), { recursive: true });
-    const machine = { cpus: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
-    writeFileSync(options.json, JSON.stringify({ finishedAt: new Date(), machine, database: 'PostgreSQL (scratch database)', gateways: count, ...options, rows }, null, 2) + '\n');
-    console.log(`\nresults: ${resolve(options.json)}${exitCode ? '\nLEDGER MISMATCH: see the FAIL rows above' : ''}`);
+    writeResults(options.json, { database: 'PostgreSQL (scratch database)', gateways: count, ...options, rows }, exitCode !== 0);
   } catch (err) {
     console.error(err);
     exitCode = 1;

@@ -1,3 +1,6 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import { resolve } from 'node:path';
 import { combineLoads, type LoadResult } from './load.js';
 
 /** Who answers a scenario: reference (a), reference (b), or the gateway itself. */
@@ -207,4 +210,12 @@ export function markdownTable(header: readonly string[], lines: ReadonlyArray<Re
   const width = header.map((_, i) => Math.max(...cells.map((l) => l[i].length)));
   const line = (l: string[]) => `| ${l.map((c, i) => (i === 0 ? c.padEnd(width[i]) : c.padStart(width[i]))).join(' | ')} |`;
   return [line(cells[0]), `|${width.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
+}
+
+/** Writes a run's results, with the machine they were measured on, as JSON to `file`, and says where (and whether a ledger failed). */
+export function writeResults(file: string, fields: Record<string, unknown>, ledgerMismatch: boolean): void {
+  mkdirSync(resolve(file, '..'), { recursive: true });
+  const machine = { cpus: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
+  writeFileSync(file, JSON.stringify({ finishedAt: new Date(), machine, ...fields }, null, 2) + '\n');
+  console.log(`\nresults: ${resolve(file)}${ledgerMismatch ? '\nLEDGER MISMATCH: see the FAIL rows above' : ''}`);
 }
