@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-/** Where test-database.ts finds its worker's database server (keep the name in step with SHARED_EMBEDDED_VARIABLE there). */
-const VARIABLE = 'MEDIAGATE_TEST_EMBEDDED_SERVERS';
+/** Where the workers find their database servers' addresses (see leaseSharedEmbedded in test-database.ts). */
+export const SHARED_EMBEDDED_VARIABLE = 'MEDIAGATE_TEST_EMBEDDED_SERVERS';
 /** Where global-teardown.js finds the servers (jest shares only globals between the two). */
 export const SERVERS = Symbol.for('mediagate.test.embeddedServers');
 
@@ -30,5 +30,5 @@ export default async function globalSetup(globalConfig) {
       return JSON.parse(line).port;
     }),
   );
-  process.env[VARIABLE] = ports.join(',');
+  process.env[SHARED_EMBEDDED_VARIABLE] = ports.join(',');
 }

@@ -10,6 +10,7 @@ import { openOrm } from '../../src/root.js';
 import { startEmbedded } from '../../src/db/embedded.js';
 import { notificationsOf, type NotificationSource } from '../../src/db/notifications.js';
 import { cachedPath } from './fixture-cache.js';
+import { SHARED_EMBEDDED_VARIABLE } from './global-setup.js';
 import { templateKey, writeMigratedTemplate } from './migrated-template.js';
 import { startSeverableProxy } from './severable-proxy.js';
 
@@ -108,9 +109,6 @@ function migratedTemplatePath(): Promise<string> {
     writeMigratedTemplate(partial, { startEmbedded, openOrm, migrate }),
   );
 }
-
-/** Where global-setup.js tells the workers the addresses of their database servers (test/support/embedded-server.js). */
-export const SHARED_EMBEDDED_VARIABLE = 'MEDIAGATE_TEST_EMBEDDED_SERVERS';
 
 /**
  * This jest worker's embedded database server, emptied to the migrated template for this file, or
