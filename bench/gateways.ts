@@ -6,6 +6,7 @@ import { loadConfig } from '../src/config.js';
 import { createScratchDatabase, ledgerProblems, seedAccounts, settledTotals, type BenchKeys } from './bench-data.js';
 import { makeOrdinaryMedia } from './bench-media.js';
 import { runLoad, runSpreadLoad, watchProcess } from './load.js';
+import { machineShare, watchMachine, type CpuShare, type DatabaseWork, type MachineSlice } from './machine.js';
 import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, type BenchProcess } from './processes.js';
 import { markdownTable, measured, round2, writeResults, type Measured, type Scenario } from './scenarios.js';
 
@@ -31,6 +32,12 @@ export interface GatewaysRow extends Measured {
   /** req/s over the same scenario through one gateway at the same connections. */
   vsOne: number | null;
   ledger: 'PASS' | 'FAIL';
+  /** Where the machine's CPU went meanwhile, in per cent of all its cores. */
+  cpu: CpuShare;
+  /** PostgreSQL's own counters for the database, per successful answer. */
+  database: DatabaseWork;
+  /** The database's active backends, on average, by what they were doing (`CPU`) or waiting for (pg_stat_activity's wait event). */
+  backends: Record<string, number>;
 }
 
 /**
@@ -84,11 +91,14 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
       const used = gateways.slice(0, n);
       await db.query('vacuum (analyze)');
       const before = await settledTotals(db, 'public');
+      // Every gateway, the idle ones too: what they spend is the gateways' share of the machine.
+      const machine = await watchMachine(db, { gateways: gateways.map((g) => g.pid), 'page server': [page.pid] });
       const usage = used.map((g) => watchProcess(g.pid));
       const load = await runSpreadLoad(specOf(s, connections, seconds), used.map((g) => g.url + s.path));
       const seen = usage.map((u) => u.stop());
+      const spent = await machine.stop();
       const problems = ledgerProblems(before, await settledTotals(db, 'public'), s.charges ? load.ok : 0, config.prices.parse);
-      return { load, rssMb: Math.max(...seen.map((u) => u.rssMb)), cpuMs: seen.reduce((sum, u) => sum + u.cpuMs, 0), problems };
+      return { load, rssMb: Math.max(...seen.map((u) => u.rssMb)), cpuMs: seen.reduce((sum, u) => sum + u.cpuMs, 0), problems, spent };
     };
 
     const rows: GatewaysRow[] = [];
@@ -106,7 +116,9 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
       }
       for (const s of scenarios) {
         for (const n of counts) {
-          const { figures } = measured(slices.get(id(s, n))!);
+          const parts = slices.get(id(s, n))!;
+          const { figures } = measured(parts);
+          const spent = machineShare(parts.map((p): MachineSlice => p.spent), figures.ok);
           const problems = figures.ledgerProblems;
           const one = rows.find((x) => x.scenario === s.id && x.gateways === 1 && x.connections === connections);
           const row: GatewaysRow = {
@@ -117,6 +129,9 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
             ...figures,
             vsOne: one?.reqPerSec ? round2(figures.reqPerSec / one.reqPerSec) : null,
             ledger: problems.length ? 'FAIL' : 'PASS',
+            cpu: spent.cpu,
+            database: spent.perAnswer,
+            backends: spent.backends,
           };
           rows.push(row);
           if (problems.length) exitCode = 1;
@@ -131,6 +146,28 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
         markdownTable(
           ['scenario', 'gateways', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'ok', 'failed', 'RSS MB (each, max)', 'CPU ms/ok (all gateways)', '÷ 1 gateway', 'ledger'],
           rows.map((r) => [r.label, r.gateways, r.connections, r.reqPerSec, r.p50, r.p99, r.ok, r.failed, r.rssMb, r.cpuMsPerAnswer, r.vsOne === null || r.gateways === 1 ? '—' : r.vsOne, r.ledger]),
+        ),
+    );
+    const parts = [...new Set(rows.flatMap((r) => Object.keys(r.cpu.parts)))];
+    console.log(
+      "\nWhere the machine's CPU went (per cent of all its cores over the stretches), and PostgreSQL's own counters per successful answer\n" +
+        markdownTable(
+          ['scenario', 'gateways', 'conns', 'req/s', 'machine busy %', ...parts.map((p) => `${p} %`), 'PostgreSQL %', 'other %', 'commits/ok', 'rows written/ok', 'blocks read/ok', 'WAL bytes/ok', 'active backends (avg): state'],
+          rows.map((r) => [
+            r.label,
+            r.gateways,
+            r.connections,
+            r.reqPerSec,
+            r.cpu.machine,
+            ...parts.map((p) => r.cpu.parts[p] ?? 0),
+            r.cpu.postgres,
+            r.cpu.other,
+            r.database.commits,
+            r.database.rowsWritten,
+            r.database.blocksRead,
+            r.database.walBytes,
+            Object.entries(r.backends).slice(0, 4).map(([state, n]) => `${n} ${state}`).join(', '),
+          ]),
         ),
     );
     writeResults(options.json, { database: 'PostgreSQL (scratch database)', gateways: count, ...options, rows }, exitCode !== 0);

@@ -1,12 +1,16 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { ledgerProblems, type LedgerTotals } from '../../../bench/bench-data.js';
 import { summarizeProfile } from '../../../bench/cpu-profile.js';
 import { runLoad, runSpreadLoad } from '../../../bench/load.js';
+import { machineShare, watchMachine, type MachineSlice } from '../../../bench/machine.js';
 import { targets, type Row } from '../../../bench/scenarios.js';
+import { createTestDatabase } from '../../support/test-database.js';
 
 describe('the bench load', () => {
   it('drains: every request the server finished was answered to the load, so a ledger can be checked to the credit', async () => {
@@ -100,6 +104,55 @@ describe('the load across gateways', () => {
         server.closeAllConnections();
         server.close();
       }
+    }
+  });
+});
+
+describe('where the machine went', () => {
+  const slice = (wallMs: number, gatewaysMs: number, postgresMs: number, busyMs: number, waits: Record<string, number>, samples: number): MachineSlice => ({
+    wallMs,
+    busyMs,
+    partsMs: { gateways: gatewaysMs, 'load generator': 10 },
+    postgresMs,
+    database: { commits: 30, rowsWritten: 120, blocksRead: 3, walBytes: 60_000 },
+    waits,
+    samples,
+  });
+
+  it('sums stretches into shares of every core, leaves the rest to other, and averages the backends by state', () => {
+    const cores = availableParallelism();
+    const { cpu, perAnswer, backends } = machineShare([slice(1000, 400, 300, 900, { CPU: 3, 'IO:WALSync': 6 }, 10), slice(1000, 200, 100, 500, { CPU: 1 }, 10)], 60);
+    const pct = (ms: number) => Math.round((1000 * ms) / (2000 * cores)) / 10;
+    expect(cpu.parts).toEqual({ gateways: pct(600), 'load generator': pct(20) });
+    expect(cpu.postgres).toBe(pct(400));
+    expect(cpu.machine).toBe(pct(1400));
+    expect(cpu.other).toBeCloseTo(pct(1400) - pct(600) - pct(20) - pct(400), 1);
+    expect(perAnswer).toEqual({ commits: 1, rowsWritten: 4, blocksRead: 0.1, walBytes: 2000 });
+    expect(Object.entries(backends)).toEqual([['IO:WALSync', 0.3], ['CPU', 0.2]]);
+  });
+
+  it('measures a busy process and what PostgreSQL counted for the database', async () => {
+    const database = await createTestDatabase();
+    const db = new pg.Client({ connectionString: database.clientUrl });
+    await db.connect();
+    // Spins until killed: a process watched must still run when the watch stops (as the gateways do).
+    const busy = spawn(process.execPath, ['-e', 'for (;;);']);
+    try {
+      const watch = await watchMachine(db, { spinner: [busy.pid!] });
+      await db.query('create temporary table t (n int)');
+      await db.query('insert into t select generate_series(1, 500)');
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const { partsMs, busyMs, database, samples } = await watch.stop();
+      // Spun for 600 ms, on a core of its own or shared with this test.
+      expect(partsMs.spinner).toBeGreaterThanOrEqual(250);
+      expect(busyMs).toBeGreaterThanOrEqual(partsMs.spinner - 20);
+      expect(database.rowsWritten).toBeGreaterThanOrEqual(500);
+      expect(database.commits).toBeGreaterThanOrEqual(2);
+      expect(samples).toBeGreaterThan(3);
+    } finally {
+      busy.kill();
+      await db.end();
+      await database.close();
     }
   });
 });
