@@ -83,7 +83,7 @@ export class Work extends Base {
     super();
   }
   protected async act(m: LedgerModel, w: World) {
-    await sendAll(m, w, [materialize(m, w, this.spec)], false);
+    await sendAll(m, w, [materialize(m, w, this.spec)], []);
   }
   toString() {
     return `Work(${specText(this.spec)})`;
@@ -104,7 +104,7 @@ export class Burst extends Base {
       if (x.op.idemKey && seen.has(x.op.idemKey)) x.op.idemKey = m.freshIdempotencyKey();
       if (x.op.idemKey) seen.add(x.op.idemKey);
     }
-    await sendAll(m, w, batch, false);
+    await sendAll(m, w, batch, []);
   }
   toString() {
     return `Burst(${this.specs.map(specText).join(', ')})`;
@@ -124,16 +124,21 @@ export class Cancel extends Base {
   }
   protected async act(m: LedgerModel, w: World) {
     const x = materialize(m, w, { kind: 'endless', media: 0, account: this.account, key: this.key, door: this.door, keyed: false, target: 0 });
-    await sendAll(m, w, [x], false);
+    await sendAll(m, w, [x], []);
     if (x.op.state !== 'pending') return;
-    await cancelJob(w, x.op, x.key, this.waitRunning, false);
+    await cancelJob(w, x.op, x.key, this.waitRunning, null);
   }
   toString() {
     return `Cancel(a${this.account}k${this.key}/${this.door}${this.waitRunning ? '/running' : ''})`;
   }
 }
 
-async function cancelJob(w: World, op: Op, key: KeyModel, waitRunning: boolean, crashArmed: boolean): Promise<void> {
+/**
+ * Cancels an op's job (once it runs, with `waitRunning`). `armed`: the instance with an armed
+ * failpoint to send the cancel to, which may die under it; null: the next instance in turn, which
+ * must answer.
+ */
+async function cancelJob(w: World, op: Op, key: KeyModel, waitRunning: boolean, armed: number | null): Promise<void> {
   if (waitRunning) {
     for (let i = 0; i < 60; i++) {
       const job = await w.job(key.secret, op.jobId!);
@@ -141,9 +146,9 @@ async function cancelJob(w: World, op: Op, key: KeyModel, waitRunning: boolean, 
       await sleep(50);
     }
   }
-  const res = await w.gql(key.secret, `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged } }`, { id: op.jobId });
+  const res = await w.gql(key.secret, `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged } }`, { id: op.jobId }, undefined, armed ?? undefined);
   if ('lost' in res) {
-    if (!crashArmed) throw new ModelViolation(`cancelJob got no answer although no failpoint was armed:\n${w.gateway.lastLines()}`);
+    if (armed === null) throw new ModelViolation(`cancelJob got no answer although no failpoint was armed:\n${w.lastLines()}`);
     return;
   }
   const job = res.data?.cancelJob;
@@ -262,10 +267,12 @@ function triggerOf(fp: Failpoint, variant: number): 'parse' | 'transcribe' | 'qu
 }
 
 /**
- * Crashes the gateway at a failpoint: arms it (crash at its first hit), sends a request that passes
- * there (plus other requests on other accounts at the same time), waits for the SIGKILL, starts a
- * new gateway on the same database, then looks up what became of every request whose answer was
- * lost, and replays the keyed ones that succeeded.
+ * Crashes a gateway at a failpoint: arms it (crash at its first hit) on one instance (each in
+ * turn), sends that instance a request that passes there (plus other requests on other accounts at
+ * the same time, to the other instances when there are several, which must answer them all through
+ * the crash), waits for the SIGKILL, starts a new gateway in place of the dead one on the same
+ * database, then looks up what became of every request whose answer was lost, and replays the
+ * keyed ones that succeeded (on a survivor when there is one).
  */
 export class Crash extends Base {
   readonly name = 'crash';
@@ -296,10 +303,18 @@ export class Crash extends Base {
   }
 
   protected async act(m: LedgerModel, w: World) {
-    const gateway = w.gateway;
     const t = this.triggerAccount(m)!;
     const kind = triggerOf(this.failpoint, this.variant);
-    if (!(await gateway.arm(`${this.failpoint}=crash@1`))) throw new ModelViolation(`could not arm ${this.failpoint}: the gateway is gone\n${gateway.lastLines()}`);
+    const all = Array.from({ length: w.instances }, (_, i) => i);
+    const victim = w.nextVictim();
+    const others = all.filter((i) => i !== victim);
+    // A queued job is worked by whichever instance's worker claims it first (pg-boss), not by the
+    // one that accepted it: a failpoint in the worker is armed on every instance, and kills the one
+    // that works the job (or any that gets there first, as with one instance).
+    const armed = kind === 'queued' && this.failpoint !== 'queue.afterHold' ? all : [victim];
+    for (const i of armed) {
+      if (!(await w.gateways[i].arm(`${this.failpoint}=crash@1`))) throw new ModelViolation(`could not arm ${this.failpoint}: instance ${i} is gone\n${w.gateways[i].lastLines()}`);
+    }
     let trigger: { acc: AccountModel; op: Op; key: KeyModel } | null = null;
     const liveKeyIndex = (acc: AccountModel) => acc.keys.findIndex((k) => !k.revoked);
     if (kind) {
@@ -314,35 +329,48 @@ export class Crash extends Base {
         target: 0,
       };
       trigger = materialize(m, w, spec, t);
+      trigger.op.instance = victim;
     }
     // The others go to the other accounts, so that they cannot take the trigger's credits.
-    const extras = this.extras.map((s) => materialize(m, w, s, kind ? (t + 1 + (s.account % (m.accounts.length - 1))) % m.accounts.length : s.account % m.accounts.length));
-    const work = sendAll(m, w, [...(trigger ? [trigger] : []), ...extras], true).then(async () => {
-      if (kind === 'cancel' && trigger?.op.state === 'pending') await cancelJob(w, trigger.op, trigger.key, this.variant === 1, true);
+    const extras = this.extras.map((s, j) => {
+      const x = materialize(m, w, s, kind ? (t + 1 + (s.account % (m.accounts.length - 1))) % m.accounts.length : s.account % m.accounts.length);
+      x.op.instance = others.length ? others[j % others.length] : victim;
+      return x;
     });
-    await work;
+    await sendAll(m, w, [...(trigger ? [trigger] : []), ...extras], armed);
+    if (kind === 'cancel' && trigger?.op.state === 'pending') await cancelJob(w, trigger.op, trigger.key, this.variant === 1, victim);
     const background = kind === 'queued' || !kind;
-    let exit = await gateway.waitExit(background ? (TIMING.transcribeTimeoutSeconds + 3) * 1000 : 3000);
-    if (!exit && !(await gateway.arm(''))) exit = await gateway.exited;
-    if (!exit) {
+    await w.anyExit(armed, background ? (TIMING.transcribeTimeoutSeconds + 3) * 1000 : 3000);
+    // Disarmed together, at once: an instance that dies before it hears crashed at the failpoint too.
+    const disarmed = await Promise.all(armed.map((i) => w.gateways[i].arm('')));
+    const dead = armed.filter((_, k) => !disarmed[k]);
+    if (!dead.length) {
       // Not reached: acceptable only when the trigger ended early for a reason the contract allows.
       await verify(m, w);
       const op = trigger?.op;
       const timedOut = op && op.state === 'failed' && op.error === 'PROVIDER_TIMEOUT';
-      if (!timedOut) throw new ModelViolation(`failpoint ${this.failpoint} was never reached (trigger ${op ? `${op.kind} ${op.state}` : 'none'})\n${gateway.lastLines()}`);
+      if (!timedOut) throw new ModelViolation(`failpoint ${this.failpoint} was never reached (trigger ${op ? `${op.kind} ${op.state}` : 'none'})\n${w.lastLines()}`);
       w.count(w.stats.outcomes, 'failpoint-not-reached');
       return;
     }
-    if (exit.signal !== 'SIGKILL' || exit.failpoint !== this.failpoint) {
-      throw new ModelViolation(`the gateway ended ${JSON.stringify(exit)}, not by the failpoint ${this.failpoint}\n${gateway.lastLines()}`);
+    for (const i of dead) {
+      const exit = await w.gateways[i].exited;
+      if (exit.signal !== 'SIGKILL' || exit.failpoint !== this.failpoint) {
+        throw new ModelViolation(`instance ${i} ended ${JSON.stringify(exit)}, not by the failpoint ${this.failpoint}\n${w.gateways[i].lastLines()}`);
+      }
     }
-    w.count(w.stats.crashes, this.failpoint);
-    await w.restart();
-    await this.settleLost(m, w);
+    const gone = all.find((i) => !armed.includes(i) && !w.gateways[i].alive);
+    if (gone !== undefined) throw new ModelViolation(`instance ${gone} died although no failpoint was armed on it\n${w.gateways[gone].lastLines()}`);
+    for (const i of dead) {
+      w.count(w.stats.crashes, this.failpoint);
+      w.stats.instances[i].crashes += 1;
+      await w.restart(i);
+    }
+    await this.settleLost(m, w, all.filter((i) => !dead.includes(i)));
   }
 
-  /** What became of the requests the crash cut off, and the replay of those that were charged. */
-  private async settleLost(m: LedgerModel, w: World) {
+  /** What became of the requests the crash cut off, and the replay of those that were charged (on a survivor, if any). */
+  private async settleLost(m: LedgerModel, w: World, survivors: number[]) {
     const lost = m.accounts.flatMap((acc) => acc.ops.filter((o) => o.state === 'lost').map((op) => ({ acc, op })));
     if (!lost.length) return;
     const { rows } = await w.sql.query<JobRow>(
@@ -361,7 +389,7 @@ export class Crash extends Base {
       if (op.state !== 'succeeded' || !op.idemKey) continue;
       const key = m.liveKey(acc);
       if (!key || !acc.member) continue;
-      const replay: Op = { ...op, requestId: w.nextRequestId(), state: 'sent', restBody: undefined };
+      const replay: Op = { ...op, requestId: w.nextRequestId(), state: 'sent', restBody: undefined, instance: survivors[0] };
       acc.ops.push(replay);
       const b = await before(m, w, acc, replay, key, false);
       judge(m, w, acc, replay, b, await send(w, replay, key.secret));

@@ -27,6 +27,8 @@ export interface Op {
   idemKey: string | null;
   /** The x-request-id sent, which the job row keeps: how a request whose answer was lost is found. */
   requestId: string;
+  /** The gateway instance it is sent to (chosen by its command, else the next in turn when sent). */
+  instance?: number;
   /**
    * sent: no answer yet · lost: the connection died (crash) and the job is to be looked up ·
    * pending: a job is open · succeeded / failed: settled · none: no job came of it.
@@ -90,9 +92,11 @@ export const INITIAL_CREDITS = [10, 3, 0];
 
 /** Fresh accounts (each with two keys) on the shared database: one model run. */
 export async function newRun(world: World): Promise<LedgerModel> {
-  // A failed run may have left the gateway dead or armed; each run starts from a live, unarmed one.
-  if (!world.gateway.alive) await world.restart();
-  if (!(await world.gateway.arm(''))) await world.restart();
+  // A failed run may have left a gateway dead or armed; each run starts from live, unarmed ones.
+  for (let i = 0; i < world.instances; i++) {
+    if (!world.gateways[i].alive) await world.restart(i);
+    if (!(await world.gateways[i].arm(''))) await world.restart(i);
+  }
   const runId = `r${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const accounts: AccountModel[] = [];
   for (const [i, credits] of INITIAL_CREDITS.entries()) {
@@ -189,7 +193,8 @@ export async function before(m: LedgerModel, w: World, acc: AccountModel, op: Op
 export class ModelViolation extends Error {}
 
 function fail(w: World, op: Op, answer: Answer, why: string): never {
-  throw new ModelViolation(`${why}\n  request: ${op.kind} ${op.door} ${JSON.stringify(op.body)} key=${op.idemKey} id=${op.requestId}\n  answer: ${JSON.stringify(answer).slice(0, 600)}\n  gateway log:\n${w.gateway.lastLines().slice(-3000)}`);
+  const where = w.instances > 1 ? ` instance=${op.instance}` : '';
+  throw new ModelViolation(`${why}\n  request: ${op.kind} ${op.door} ${JSON.stringify(op.body)} key=${op.idemKey} id=${op.requestId}${where}\n  answer: ${JSON.stringify(answer).slice(0, 600)}\n  gateway log:\n${w.lastLines(3000)}`);
 }
 
 /**
@@ -265,16 +270,23 @@ export function judge(m: LedgerModel, w: World, acc: AccountModel, op: Op, b: Be
   if (op.door === 'rest') op.restBody = answer.body;
 }
 
-/** Sends one op through its door. */
+/** Sends one op through its door, to its instance (the next in turn when it names none). */
 export function send(w: World, op: Op, secret: string): Promise<Answer> {
-  if (!WAITED.has(op.kind)) return w.start(op.door, secret, op.body.mediaUrl, op.requestId);
-  return w.work(op.door, op.kind === 'transcribe' ? 'transcribe' : 'parse', secret, op.body, op.idemKey, op.requestId);
+  op.instance ??= w.nextInstance();
+  if (!WAITED.has(op.kind)) return w.start(op.instance, op.door, secret, op.body.mediaUrl, op.requestId);
+  return w.work(op.instance, op.door, op.kind === 'transcribe' ? 'transcribe' : 'parse', secret, op.body, op.idemKey, op.requestId);
 }
 
-/** Sends ops at once and judges each answer. */
-export async function sendAll(m: LedgerModel, w: World, batch: { acc: AccountModel; op: Op; key: KeyModel }[], crashArmed: boolean): Promise<void> {
-  for (const { acc, op } of batch) acc.ops.push(op);
-  const befores = await Promise.all(batch.map(({ acc, op, key }) => before(m, w, acc, op, key, crashArmed)));
+/**
+ * Sends ops at once and judges each answer. `armed`: the instances with a failpoint armed, which
+ * may die under a request; one sent to any other must be answered.
+ */
+export async function sendAll(m: LedgerModel, w: World, batch: { acc: AccountModel; op: Op; key: KeyModel }[], armed: readonly number[]): Promise<void> {
+  for (const { acc, op } of batch) {
+    acc.ops.push(op);
+    op.instance ??= w.nextInstance();
+  }
+  const befores = await Promise.all(batch.map(({ acc, op, key }) => before(m, w, acc, op, key, armed.includes(op.instance!))));
   const answers = await Promise.all(batch.map(({ op, key }) => send(w, op, key.secret)));
   batch.forEach(({ acc, op }, i) => judge(m, w, acc, op, befores[i], answers[i]));
 }
@@ -308,7 +320,7 @@ export function settle(acc: AccountModel, op: Op, job: JobRow | undefined, probl
 /** The checks after every command: the ledger's invariants, then the model's balances. */
 export async function verify(m: LedgerModel, w: World): Promise<void> {
   const problems = await checkInvariants(w, m);
-  if (problems.length) throw new ModelViolation(`invariants broken:\n  ${problems.join('\n  ')}\n  gateway log:\n${w.gateway.lastLines().slice(-3000)}`);
+  if (problems.length) throw new ModelViolation(`invariants broken:\n  ${problems.join('\n  ')}\n  gateway log:\n${w.lastLines(3000)}`);
 }
 
 /** Waits until every open job of the run is settled, or past its deadline plus a sweep (then the checks judge). */

@@ -54,6 +54,8 @@ export interface Stats {
   invariantChecks: number;
   invariantAssertions: number;
   replaysChecked: number;
+  /** Per gateway instance, by its index. */
+  instances: { requests: number; crashes: number; restarts: number }[];
 }
 
 const PARSE_FIELDS = `id status url provider media { url kind } credits { charged balance }`;
@@ -61,14 +63,19 @@ const TRANSCRIPTION_FIELDS = `id status mediaUrl language durationSeconds text s
 
 /**
  * Everything the model test acts on: a fresh database (DATABASE_URL's PostgreSQL, else an embedded
- * PGlite served on a socket by this process, so it outlives the gateway's crashes), a gateway
- * child process on it, the fake site and OpenAI-compatible server it reaches, SQL for the checks,
- * and the operator's own services for what only an operator does (accounts, grants, memberships).
+ * PGlite served on a socket outside the gateways, so it outlives their crashes), `instances`
+ * gateway child processes on it (MODEL_INSTANCES, each `serve` with its own queue worker, as N
+ * instances behind a load balancer), the fake site and OpenAI-compatible server they reach, SQL for
+ * the checks, and the operator's own services for what only an operator does (accounts, grants,
+ * memberships). Requests go to the instances in turn unless a command names one, so a job started
+ * through one is looked at, canceled and replayed through another.
  */
 export class World {
-  gateway!: GatewayProcess;
-  readonly stats: Stats = { runs: 0, commands: {}, requests: 0, outcomes: {}, crashes: {}, restarts: 0, invariantChecks: 0, invariantAssertions: 0, replaysChecked: 0 };
+  readonly gateways: GatewayProcess[] = [];
+  readonly stats: Stats;
   private requestSeq = 0;
+  private requestTurn = 0;
+  private crashTurn = 0;
 
   private constructor(
     private readonly db: Awaited<ReturnType<typeof createTestDatabase>>,
@@ -78,13 +85,27 @@ export class World {
     private readonly openai: Awaited<ReturnType<typeof startFakeOpenAi>>,
     private readonly env: Record<string, string>,
     private readonly dataDir: string,
-  ) {}
+    readonly instances: number,
+  ) {
+    this.stats = {
+      runs: 0,
+      commands: {},
+      requests: 0,
+      outcomes: {},
+      crashes: {},
+      restarts: 0,
+      invariantChecks: 0,
+      invariantAssertions: 0,
+      replaysChecked: 0,
+      instances: Array.from({ length: instances }, () => ({ requests: 0, crashes: 0, restarts: 0 })),
+    };
+  }
 
   get embedded(): boolean {
     return this.db.embedded;
   }
 
-  static async create(): Promise<World> {
+  static async create(instances = 1): Promise<World> {
     const site = await startFakeSite();
     site.page('/ok', `<html><head><meta property="og:video" content="https://cdn.example/ok.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
     // A page whose server fails: the builtin provider fails with it (502 PROVIDER_ERROR).
@@ -101,6 +122,7 @@ export class World {
       await openai.close();
       throw err;
     }
+    // Shared by the instances: with DATABASE_URL and API_KEY_PEPPER set, a gateway keeps nothing there.
     const dataDir = mkdtempSync(join(tmpdir(), 'mediagate-model-'));
     const env: Record<string, string> = {
       NODE_ENV: 'test',
@@ -119,14 +141,20 @@ export class World {
       RATE_LIMIT_IP_PER_MINUTE: '1000000',
       FFMPEG_PATH: process.env.FFMPEG_PATH ?? 'ffmpeg',
       FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
+      // The embedded database's socket server takes 16 connections, and a gateway that reaches it
+      // through DATABASE_URL sizes its pools for PostgreSQL: several would take more than that (the
+      // server ends the rest: "Connection terminated unexpectedly"). It runs one statement at a time
+      // whatever the number, so a small ledger pool costs nothing.
+      ...(db.embedded && instances > 1 ? { DATABASE_POOL_SIZE: '2' } : {}),
     };
     const config = prepareConfig(loadConfig({ ...env, LOG_LEVEL: 'silent' }));
     const operator = createServices(config, db.orm, pino({ level: 'silent' }));
     // One connection: on the embedded database every connection is one more session of the same PGlite.
     const sql = new pg.Pool({ connectionString: db.clientUrl, max: 1 });
-    const world = new World(db, sql, operator, site, openai, env, dataDir);
+    const world = new World(db, sql, operator, site, openai, env, dataDir, instances);
     try {
-      world.gateway = await GatewayProcess.start(env);
+      // One after the other: two cores, and each start pays node's and the gateway's loading.
+      for (let i = 0; i < instances; i++) world.gateways.push(await GatewayProcess.start(env));
     } catch (err) {
       await world.close();
       throw err;
@@ -134,23 +162,56 @@ export class World {
     return world;
   }
 
-  /** A new gateway on the same database, after the last one died (its port may differ). */
-  async restart(): Promise<void> {
-    if (this.gateway.alive) throw new Error('restart: the gateway still runs');
-    this.gateway = await GatewayProcess.start(this.env);
+  /** A new gateway on the same database in place of instance `i`, after it died (its port may differ). */
+  async restart(i: number): Promise<void> {
+    if (this.gateways[i].alive) throw new Error(`restart: instance ${i} still runs`);
+    this.gateways[i] = await GatewayProcess.start(this.env);
     this.stats.restarts += 1;
+    this.stats.instances[i].restarts += 1;
   }
 
-  /** Ends the gateway gracefully and frees everything. */
-  async close(): Promise<Exit | null> {
-    const exit = this.gateway?.alive ? await this.gateway.stop() : null;
+  /** The instance the next request goes to when its command names none: each in turn. */
+  nextInstance(): number {
+    const i = this.requestTurn % this.instances;
+    this.requestTurn += 1;
+    return i;
+  }
+
+  /** The instance the next crash kills: each in turn, so that every one dies and comes back. */
+  nextVictim(): number {
+    const i = this.crashTurn % this.instances;
+    this.crashTurn += 1;
+    return i;
+  }
+
+  /** Waits up to `ms` for any of these instances to end. */
+  async anyExit(indices: number[], ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+    try {
+      await Promise.race([...indices.map((i) => this.gateways[i].exited), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The last lines each instance wrote (for a failure's message), each cut to its last `chars`. */
+  lastLines(chars?: number): string {
+    const tail = (g: GatewayProcess) => (chars === undefined ? g.lastLines() : g.lastLines().slice(-chars));
+    if (this.instances === 1) return tail(this.gateways[0]);
+    return this.gateways.map((g, i) => `[instance ${i}]\n${tail(g)}`).join('\n');
+  }
+
+  /** Ends the gateways gracefully and frees everything. */
+  async close(): Promise<Exit[]> {
+    const exits = await Promise.all(this.gateways.filter((g) => g.alive).map((g) => g.stop()));
     await this.sql.end();
     await this.operator.close();
     await this.db.close();
     await this.site.close();
     await this.openai.close();
     rmSync(this.dataDir, { recursive: true, force: true });
-    return exit;
+    return exits;
   }
 
   nextRequestId(): string {
@@ -158,14 +219,21 @@ export class World {
     return `model-${process.pid}-${this.requestSeq}`;
   }
 
-  private async http(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any } | { lost: string }> {
+  private async http(instance: number, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any } | { lost: string }> {
     this.stats.requests += 1;
-    return send(this.gateway.url, method, path, headers, body);
+    this.stats.instances[instance].requests += 1;
+    return send(this.gateways[instance].url, method, path, headers, body);
   }
 
-  /** A GraphQL operation over HTTP; the first error's code, or the data. */
-  async gql(secret: string, query: string, variables: Record<string, unknown>, requestId = this.nextRequestId()): Promise<{ data: any; code?: string; details?: any; status: number } | { lost: string }> {
-    const res = await this.http('POST', '/graphql', { authorization: `Bearer ${secret}`, 'x-request-id': requestId }, { query, variables });
+  /** A GraphQL operation over HTTP to one instance (the next in turn unless named); the first error's code, or the data. */
+  async gql(
+    secret: string,
+    query: string,
+    variables: Record<string, unknown>,
+    requestId = this.nextRequestId(),
+    instance = this.nextInstance(),
+  ): Promise<{ data: any; code?: string; details?: any; status: number } | { lost: string }> {
+    const res = await this.http(instance, 'POST', '/graphql', { authorization: `Bearer ${secret}`, 'x-request-id': requestId }, { query, variables });
     if ('lost' in res) return res;
     const error = res.json?.errors?.[0];
     // A request refused before GraphQL runs (by the HTTP layer) carries the REST error body.
@@ -173,8 +241,9 @@ export class World {
     return { status: res.status, data: res.json?.data, code, details: error?.extensions?.details ?? res.json?.error?.details };
   }
 
-  /** A parse or a waited-for transcription through one door, with an optional Idempotency-Key. */
+  /** A parse or a waited-for transcription through one door of one instance, with an optional Idempotency-Key. */
   async work(
+    instance: number,
     door: Door,
     operation: 'parse' | 'transcribe',
     secret: string,
@@ -185,29 +254,29 @@ export class World {
     if (door === 'rest') {
       const headers: Record<string, string> = { authorization: `Bearer ${secret}`, 'x-request-id': requestId };
       if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-      const res = await this.http('POST', `/api/${operation}`, headers, body);
+      const res = await this.http(instance, 'POST', `/api/${operation}`, headers, body);
       if ('lost' in res) return { kind: 'lost', error: res.lost };
       if (res.status === 200) return { kind: 'ok', status: 200, jobId: res.json.id, charged: res.json.credits.charged, balance: res.json.credits.balance, body: res.json };
       return { kind: 'error', status: res.status, code: res.json?.error?.code ?? `HTTP_${res.status}`, details: res.json?.error?.details };
     }
     const input = operation === 'parse' ? 'ParseInput' : 'TranscribeInput';
     const fields = operation === 'parse' ? PARSE_FIELDS : TRANSCRIPTION_FIELDS;
-    const res = await this.gql(secret, `mutation($i: ${input}!, $k: String) { ${operation}(input: $i, idempotencyKey: $k) { ${fields} } }`, { i: body, k: idempotencyKey }, requestId);
+    const res = await this.gql(secret, `mutation($i: ${input}!, $k: String) { ${operation}(input: $i, idempotencyKey: $k) { ${fields} } }`, { i: body, k: idempotencyKey }, requestId, instance);
     if ('lost' in res) return { kind: 'lost', error: res.lost };
     if (res.code) return { kind: 'error', status: res.status, code: res.code, details: res.details };
     const r = res.data[operation];
     return { kind: 'ok', status: res.status, jobId: r.id, charged: r.credits.charged, balance: r.credits.balance, body: r };
   }
 
-  /** Queues a transcription (REST with Prefer: respond-async, or GraphQL startTranscription). */
-  async start(door: Door, secret: string, mediaUrl: string, requestId: string): Promise<Answer> {
+  /** Queues a transcription through one instance (REST with Prefer: respond-async, or GraphQL startTranscription). */
+  async start(instance: number, door: Door, secret: string, mediaUrl: string, requestId: string): Promise<Answer> {
     if (door === 'rest') {
-      const res = await this.http('POST', '/api/transcribe', { authorization: `Bearer ${secret}`, 'x-request-id': requestId, prefer: 'respond-async' }, { mediaUrl });
+      const res = await this.http(instance, 'POST', '/api/transcribe', { authorization: `Bearer ${secret}`, 'x-request-id': requestId, prefer: 'respond-async' }, { mediaUrl });
       if ('lost' in res) return { kind: 'lost', error: res.lost };
       if (res.status === 202) return { kind: 'accepted', jobId: res.json.id, status: res.json.status, held: res.json.creditsHeld };
       return { kind: 'error', status: res.status, code: res.json?.error?.code ?? `HTTP_${res.status}`, details: res.json?.error?.details };
     }
-    const res = await this.gql(secret, `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld } }`, { i: { mediaUrl } }, requestId);
+    const res = await this.gql(secret, `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld } }`, { i: { mediaUrl } }, requestId, instance);
     if ('lost' in res) return { kind: 'lost', error: res.lost };
     if (res.code) return { kind: 'error', status: res.status, code: res.code, details: res.details };
     const j = res.data.startTranscription;

@@ -11,10 +11,17 @@ import { World, type Door } from './ledger-world.js';
  * requests in parallel, through both doors over HTTP. After every command the ledger's invariants
  * are checked in SQL and the balances against the model (ledger-invariants.ts).
  *
- * `npm test` runs a fixed seed, briefly; `npm run test:model` runs long (MODEL_RUNS, MODEL_SEED,
- * MODEL_COMMANDS; MODEL_PATH and MODEL_COMMANDS_PATH replay a counterexample fast-check reported) and prints the counts.
+ * MODEL_INSTANCES=N (default 1) runs N gateway processes on the one database, each with its own
+ * queue worker, and spreads the requests over them: a job started through one is polled, canceled
+ * and replayed through another, and a crash kills one while the others keep answering.
+ *
+ * `npm test` runs a fixed seed, briefly, on one instance; `npm run test:cluster` runs it on two;
+ * `npm run test:model` runs long (MODEL_RUNS, MODEL_SEED, MODEL_COMMANDS, MODEL_INSTANCES;
+ * MODEL_PATH and MODEL_COMMANDS_PATH replay a counterexample fast-check reported) and prints the counts.
  */
 const LONG = process.env.MODEL_RUNS !== undefined;
+const INSTANCES = Number(process.env.MODEL_INSTANCES ?? 1);
+if (!Number.isInteger(INSTANCES) || INSTANCES < 1) throw new Error(`MODEL_INSTANCES=${process.env.MODEL_INSTANCES}: a number of gateway instances, 1 or more`);
 const RUNS = Number(process.env.MODEL_RUNS ?? 3);
 const SEED = Number(process.env.MODEL_SEED ?? 20_261_207);
 const MAX_COMMANDS = Number(process.env.MODEL_COMMANDS ?? (LONG ? 30 : 12));
@@ -86,12 +93,12 @@ const EVERY_FAILPOINT = () => [
   new Work(spec('replay', 0, 'rest', { target: 1 })),
 ];
 
-describe('the ledger against a model, with real crashes of the gateway process', () => {
+describe(`the ledger against a model, with real crashes of the gateway process (${INSTANCES} instance${INSTANCES === 1 ? '' : 's'})`, () => {
   let world: World;
   const started = Date.now();
 
   beforeAll(async () => {
-    world = await World.create();
+    world = await World.create(INSTANCES);
   }, 120_000);
 
   afterAll(async () => {
@@ -101,9 +108,10 @@ describe('the ledger against a model, with real crashes of the gateway process',
     const crashes = Object.values(s.crashes).reduce((a, b) => a + b, 0);
     await world.close();
     process.stdout.write(
-      `\nledger model (${world.embedded ? 'embedded PGlite' : 'PostgreSQL'}, seed ${SEED}): ${s.runs} runs, ${commands} commands executed ${JSON.stringify(s.commands)}, ` +
+      `\nledger model (${world.embedded ? 'embedded PGlite' : 'PostgreSQL'}, ${INSTANCES} gateway instance${INSTANCES === 1 ? '' : 's'}, seed ${SEED}): ${s.runs} runs, ${commands} commands executed ${JSON.stringify(s.commands)}, ` +
         `${crashes} crashes injected ${JSON.stringify(s.crashes)}, ${s.restarts} restarts, ${s.invariantChecks} invariant checks (${s.invariantAssertions} assertions), ` +
-        `${s.requests} requests, ${s.replaysChecked} replays checked, outcomes ${JSON.stringify(s.outcomes)}, ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+        `${s.requests} requests, ${s.replaysChecked} replays checked, outcomes ${JSON.stringify(s.outcomes)}, ` +
+        `per instance ${s.instances.map((x, i) => `#${i}: ${x.requests} requests, ${x.crashes} crashes, ${x.restarts} restarts`).join('; ')}, ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );
   }, 120_000);
 
