@@ -153,7 +153,7 @@ async function cancelJob(w: World, op: Op, key: KeyModel, waitRunning: boolean, 
   }
   const job = res.data?.cancelJob;
   if (res.code || !job || job.status !== 'CANCELED' || job.creditsHeld !== 0 || job.creditsCharged !== 0) {
-    throw new ModelViolation(`cancelJob of an open job answered ${JSON.stringify(res)}`);
+    throw new ModelViolation(`cancelJob of an open job answered ${JSON.stringify(res)}\n  gateway log:\n${w.lastLines(3000)}`);
   }
   op.state = 'failed';
 }
