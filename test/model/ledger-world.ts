@@ -147,6 +147,11 @@ export class World {
       // one statement at a time whatever the number: one ledger connection each, as a gateway takes
       // on an embedded database of its own (11 at the peak, measured).
       ...(db.embedded && instances > 1 ? { DATABASE_POOL_SIZE: '1' } : {}),
+      // PGlite hands a NOTIFY only to the connection that committed it and to listeners in the
+      // process that serves it, so a gateway that reaches it through DATABASE_URL never hears that the
+      // operator (this process) or another instance lapsed a membership or revoked a key: its key
+      // cache would let the key spend as before for API_KEY_CACHE_SECONDS. On PostgreSQL it hears.
+      ...(db.embedded ? { API_KEY_CACHE_SECONDS: '0' } : {}),
     };
     const config = prepareConfig(loadConfig({ ...env, LOG_LEVEL: 'silent' }));
     const operator = createServices(config, db.orm, pino({ level: 'silent' }));
