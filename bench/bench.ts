@@ -11,7 +11,7 @@ import { runLoad, watchProcess, type LoadResult } from './load.js';
 import { makeOrdinaryMedia } from './bench-media.js';
 import { makeLongMedia, runLongMedia, type LongMediaRow } from './long-media.js';
 import { startOpenAiLikeServer } from './openai-like.server.js';
-import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, type BenchProcess } from './processes.js';
+import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, tuningOf, type BenchProcess } from './processes.js';
 import type { ProfileWindow } from './cpu-profile.js';
 import { countsSince, cpuProfileFlags, printProfile, readProfile, statementCounts, statementsPerAnswer, sumCounts } from './profiling.js';
 import { markdownTable, measured, round2, SCENARIOS, targets, writeResults, type Contender, type Row, type Scenario } from './scenarios.js';
@@ -150,7 +150,7 @@ try {
     processes.push((servers.reference = await forkServer('./reference.server.js', env, args.profile ? cpuProfileFlags(join(profileDir, 'reference')) : [])));
   }
   const database = scratch ? 'PostgreSQL (scratch database)' : 'embedded PGlite (inside the gateway process; its RSS includes the database)';
-  console.log(`mediagate bench: ${seconds} s per scenario in ${rounds} turn${rounds > 1 ? 's' : ''} at ${levels.join(' and ')} connections, ${accounts} spread accounts, pool ${poolSize}, ${database}`);
+  console.log(`mediagate bench: ${seconds} s per scenario in ${rounds} turn${rounds > 1 ? 's' : ''} at ${levels.join(' and ')} connections, ${accounts} spread accounts, pool ${poolSize}, ${database}; the gateway with ${tuningOf(gatewayEnv)}`);
   if (triggers.length) console.log(`the gateway's tables have triggers the reference's copy has not: ${triggers.join(', ')}`);
 
   const pageUrl = `${page.url}/watch`;

@@ -7,7 +7,7 @@ import { createScratchDatabase, ledgerProblems, seedAccounts, settledTotals, typ
 import { makeOrdinaryMedia } from './bench-media.js';
 import { runLoad, runSpreadLoad, watchProcess } from './load.js';
 import { machineShare, watchMachine, type CpuShare, type DatabaseWork, type MachineSlice } from './machine.js';
-import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, type BenchProcess } from './processes.js';
+import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, tuningOf, type BenchProcess } from './processes.js';
 import { markdownTable, measured, round2, writeResults, type Measured, type Scenario } from './scenarios.js';
 
 /** What `npm run bench -- --gateways N` runs unless `--only` says otherwise: the parses of a stated page. */
@@ -67,7 +67,7 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
     const keys: BenchKeys = await seedAccounts(db, 'public', options.accounts, pepper, { hot: 1_000_000_000, each: 1_000_000 });
     const pool = process.env.DATABASE_POOL_SIZE ?? '10';
     console.log(
-      `mediagate bench across gateways: ${count} gateway${count > 1 ? 's' : ''} (mediagate serve, WORKER_CONCURRENCY=0, pool ${pool} each) on one PostgreSQL database; ` +
+      `mediagate bench across gateways: ${count} gateway${count > 1 ? 's' : ''} (mediagate serve, WORKER_CONCURRENCY=0, pool ${pool} each, ${tuningOf(env)}) on one PostgreSQL database; ` +
         `${options.seconds} s per scenario and gateway count in ${options.rounds} turn${options.rounds > 1 ? 's' : ''} at ${options.levels.join(' and ')} connections, spread round robin; ${options.accounts} spread accounts; ${availableParallelism()} cores`,
     );
 

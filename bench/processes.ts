@@ -3,7 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serveNodeFlags } from '../src/cli/node-flags.js';
+import { SERVE_PROCESS_TUNING, serveNodeFlags } from '../src/cli/node-flags.js';
 
 /** A process the bench started: its pid (for its memory) and how to end it. */
 export interface BenchProcess {
@@ -36,15 +36,19 @@ export async function forkServer(module: string, env: NodeJS.ProcessEnv, nodeFla
   return { pid: child.pid!, url: `http://127.0.0.1:${port}`, stop: () => stop(child) };
 }
 
+/** The runtime tuning a gateway started with `env` runs with, as the bench's header says it: `MALLOC_ARENA_MAX=2`. */
+export const tuningOf = (env: NodeJS.ProcessEnv): string => Object.entries(SERVE_PROCESS_TUNING).map(([name, value]) => `${name}=${env[name] ?? value}`).join(' ');
+
 /**
- * Starts `mediagate serve` from the product's dist/ as `npm start` does (its Node flags included), with its output
- * in `logFile`, and waits until /readyz answers. `nodeFlags` go to Node too (--cpu-prof, --import).
+ * Starts `mediagate serve` from the product's dist/ as `npm start` does (its Node flags included) with the
+ * runtime tuning the image sets (SERVE_PROCESS_TUNING; the caller's environment may override it), its
+ * output in `logFile`, and waits until /readyz answers. `nodeFlags` go to Node too (--cpu-prof, --import).
  */
 export async function startGateway(env: NodeJS.ProcessEnv, logFile: string, nodeFlags: string[] = []): Promise<BenchProcess> {
   const port = await freePort();
   const log = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...GATEWAY_FLAGS, ...nodeFlags, GATEWAY_MAIN, 'serve'], {
-    env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
+    env: { ...SERVE_PROCESS_TUNING, ...env, HOST: '127.0.0.1', PORT: String(port) },
     stdio: ['ignore', log, log],
   });
   closeSync(log);

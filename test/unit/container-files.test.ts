@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { serveNodeFlags } from '../../src/cli/node-flags.js';
+import { SERVE_PROCESS_TUNING, serveNodeFlags } from '../../src/cli/node-flags.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 
 // No Docker engine runs here, so the container files are checked by reading them: each rule below
@@ -78,9 +78,6 @@ const ignorePatterns = (text: string) =>
 
 const SECRET = /PEPPER|PASSWORD|SECRET|TOKEN|_KEY$/;
 
-/** Environment the image sets for the runtime rather than for mediagate: glibc's malloc arenas. */
-const PROCESS_TUNING: Record<string, string> = { MALLOC_ARENA_MAX: '2' };
-
 function dockerfileProblems(dockerfile: string, dockerignore: string): string[] {
   const problems: string[] = [];
   const stages = stagesOf(dockerfile);
@@ -145,9 +142,9 @@ function dockerfileProblems(dockerfile: string, dockerignore: string): string[] 
     }
   }
   // Besides configuration, the image sets what sizes the process's memory for a server (the README's Run in production).
-  for (const s of steps('ENV')) for (const name of envNames(s)) if (!known.has(name) && !(name in PROCESS_TUNING)) problems.push(`ENV ${name} is not a configuration variable`);
+  for (const s of steps('ENV')) for (const name of envNames(s)) if (!known.has(name) && !(name in SERVE_PROCESS_TUNING)) problems.push(`ENV ${name} is not a configuration variable`);
   const runtimeEnv = Object.fromEntries(steps('ENV').flatMap(envPairs));
-  for (const [name, value] of Object.entries(PROCESS_TUNING)) if (runtimeEnv[name] !== value) problems.push(`ENV ${name}=${value} is not set`);
+  for (const [name, value] of Object.entries(SERVE_PROCESS_TUNING)) if (runtimeEnv[name] !== value) problems.push(`ENV ${name}=${value} is not set`);
   return problems;
 }
 
