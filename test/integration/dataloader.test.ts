@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createHarness, type Harness } from '../support/harness.js';
-import { waitFor } from '../support/wait-for.js';
+import { nextMillisecond, waitFor } from '../support/wait-for.js';
 
 /**
  * Every statement sent to the database while `fn` runs, counted where they all pass: the `pg`
@@ -135,7 +135,11 @@ describe('related rows through per-request DataLoaders', () => {
     const acc = await h.services.accounts.create({ name: 'Per task', credits: 100 });
     const key = await warmKey(acc.id);
     const jobs: string[] = [];
-    for (let i = 0; i < 40; i++) jobs.push(await chargedTask(acc.id, i % 2 ? 'PARSE' : 'TRANSCRIBE', 1 + (i % 3)));
+    // A millisecond of its own each, so that newest first is the reverse of the order they were made in.
+    for (let i = 0; i < 40; i++) {
+      jobs.push(await chargedTask(acc.id, i % 2 ? 'PARSE' : 'TRANSCRIBE', 1 + (i % 3)));
+      await nextMillisecond();
+    }
     const page = async (first: number) => {
       const { result, statements } = await countStatements(() =>
         h.gql(`query($first: Int) { creditHistoryByTask(first: $first) { edges { node { id job { id creditsCharged creditEntries { kind amount jobId } } } } } }`, { first }, key),

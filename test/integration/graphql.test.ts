@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createHarness, type Harness } from '../support/harness.js';
+import { nextMillisecond } from '../support/wait-for.js';
 
 describe('GraphQL account area', () => {
   let h: Harness;
@@ -19,7 +20,11 @@ describe('GraphQL account area', () => {
   it('pages jobs with cursors that stay correct when rows arrive between pages', async () => {
     const { key, accountId } = await h.account({ credits: 10 });
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(await failedJob(accountId));
+    // A millisecond of its own each, so that newest first is the reverse of the order they were made in.
+    for (let i = 0; i < 5; i++) {
+      ids.push(await failedJob(accountId));
+      await nextMillisecond();
+    }
     const newestFirst = [...ids].reverse();
     const page = (after: string | null) =>
       h.gql(`query($after: String) { jobs(first: 2, after: $after) { edges { cursor node { id status } } pageInfo { hasNextPage endCursor } } }`, { after }, key);

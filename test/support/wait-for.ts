@@ -42,3 +42,12 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitF
     await new Promise((resolve) => setTimeout(resolve, interval));
   }
 }
+
+/**
+ * Waits until the clock is two milliseconds on, so that the next row a test makes has a creation
+ * time of its own: created_at is kept to the millisecond (rounded), and rows of one millisecond are
+ * ordered by id, which for jobs (random uuids) is not the order they were made in.
+ */
+export function nextMillisecond(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 2));
+}
