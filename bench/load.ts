@@ -149,8 +149,20 @@ function summarize(r: Omit<LoadResult, 'reqPerSec' | 'p50' | 'p99'>): LoadResult
   return { ...r, reqPerSec: Math.round(r.responses / r.elapsedSeconds), p50: percentile(0.5), p99: percentile(0.99) };
 }
 
-/** Linux's clock ticks per second (USER_HZ), the unit of /proc/<pid>/stat's CPU times. */
+/** Linux's clock ticks per second (USER_HZ), the unit of /proc's CPU times. */
 const CLOCK_TICKS = 100;
+
+/** /proc's clock ticks in milliseconds. */
+export const ticksToMs = (ticks: number): number => (ticks * 1000) / CLOCK_TICKS;
+
+/**
+ * A process's CPU in clock ticks: its own and its ended children's (fields 14 to 17 of
+ * /proc/<pid>/stat, counted after the command name, which may hold spaces). Throws once it is gone.
+ */
+export function processCpuTicks(pid: number | string): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+}
 
 /**
  * What a process spent over a stretch of time: its peak resident memory (the kernel's high-water
@@ -162,11 +174,7 @@ const CLOCK_TICKS = 100;
 export function watchProcess(pid: number): { stop(): { rssMb: number; cpuMs: number } } {
   const status = () => readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status())?.[1] ?? 0);
-  // Fields 14 to 17 of stat (its own and its ended children's), counted after the command name, which may hold spaces.
-  const cpuTicks = () => {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-  };
+  const cpuTicks = () => processCpuTicks(pid);
   let reset = true;
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -187,7 +195,7 @@ export function watchProcess(pid: number): { stop(): { rssMb: number; cpuMs: num
   return {
     stop() {
       clearInterval(timer);
-      const cpuMs = ((cpuTicks() - ticksBefore) * 1000) / CLOCK_TICKS;
+      const cpuMs = ticksToMs(cpuTicks() - ticksBefore);
       sample();
       try {
         if (reset) peak = Math.max(peak, kb('VmHWM'));

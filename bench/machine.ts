@@ -1,9 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type pg from 'pg';
-
-/** Kernel clock ticks per second (USER_HZ), the unit of /proc's CPU times. */
-const CLOCK_TICKS = 100;
+import { processCpuTicks, ticksToMs } from './load.js';
 
 /** Where a stretch's CPU went, in per cent of all the machine's cores over the stretch. */
 export interface CpuShare {
@@ -48,11 +46,10 @@ const machineBusyTicks = (): number => {
   return user + nice + system + irq + softirq + steal;
 };
 
-/** A process's own CPU and its ended children's (fields 14 to 17 of stat, after the command name, which may hold spaces); 0 once it is gone. */
+/** processCpuTicks, or 0 once the process is gone. */
 const processTicks = (pid: number | string): number => {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    return processCpuTicks(pid);
   } catch {
     return 0;
   }
@@ -118,13 +115,12 @@ export async function watchMachine(db: pg.Client, pids: Record<string, number[]>
       await new Promise((resolve) => setTimeout(resolve, STATS_FLUSH_MS));
       await db.query('select pg_stat_clear_snapshot()');
       const database = await databaseCounters(db);
-      const ms = (ticks: number) => (ticks * 1000) / CLOCK_TICKS;
       return {
         wallMs,
-        busyMs: ms(busy - before.busy),
+        busyMs: ticksToMs(busy - before.busy),
         // A process gone meanwhile reads 0 (a failed run, reported as such): counted as nothing, not less.
-        partsMs: { ...Object.fromEntries(Object.entries(parts).map(([name, t]) => [name, ms(Math.max(0, t - before.parts[name]))])), 'load generator': (own.user + own.system) / 1000 },
-        postgresMs: ms(postgres - before.postgres),
+        partsMs: { ...Object.fromEntries(Object.entries(parts).map(([name, t]) => [name, ticksToMs(Math.max(0, t - before.parts[name]))])), 'load generator': (own.user + own.system) / 1000 },
+        postgresMs: ticksToMs(postgres - before.postgres),
         database: {
           commits: database.commits - before.database.commits,
           rowsWritten: database.rowsWritten - before.database.rowsWritten,
