@@ -20,7 +20,10 @@ export async function copyPipelineSchema(db: pg.Client, schema: string): Promise
         and c.conrelid::regclass::text = any($1) and c.confrelid::regclass::text = any($1)`,
     [PIPELINE_TABLES],
   );
-  for (const fk of rows) await db.query(`alter table ${schema}.${fk.tbl} add constraint ${fk.name} ${fk.def.replace(/REFERENCES (\w+)/, `REFERENCES ${schema}.$1`)}`);
+  for (const fk of rows)
+    await db.query(
+      `alter table ${schema}.${fk.tbl} add constraint ${fk.name} ${fk.def.replace(/REFERENCES (\w+)/, `REFERENCES ${schema}.$1`)}`,
+    );
   const triggers = await db.query<{ name: string }>(
     `select t.tgrelid::regclass::text || '.' || t.tgname as name from pg_trigger t
       where not t.tgisinternal and t.tgrelid::regclass::text = any($1) order by 1`,
@@ -39,8 +42,19 @@ export interface BenchKeys {
  * Creates 1 + `spread` member accounts with credits (a GRANT entry each, as the ledger would write
  * it) and one API key each, in one statement: keys in the gateway's format, hashed with its pepper.
  */
-export async function seedAccounts(db: pg.Client, schema: string, spread: number, pepper: string, credits: { hot: number; each: number }): Promise<BenchKeys> {
-  const rows = Array.from({ length: spread + 1 }, (_, i) => ({ accountId: randomUUID(), keyId: randomUUID(), credits: i === 0 ? credits.hot : credits.each, ...generateKey() }));
+export async function seedAccounts(
+  db: pg.Client,
+  schema: string,
+  spread: number,
+  pepper: string,
+  credits: { hot: number; each: number },
+): Promise<BenchKeys> {
+  const rows = Array.from({ length: spread + 1 }, (_, i) => ({
+    accountId: randomUUID(),
+    keyId: randomUUID(),
+    credits: i === 0 ? credits.hot : credits.each,
+    ...generateKey(),
+  }));
   await db.query(
     `with input as (
        select * from unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::bytea[], $6::text[]) as t(account_id, credits, key_id, public_id, secret_hash, last4)
@@ -112,7 +126,8 @@ export function ledgerProblems(before: LedgerTotals, after: LedgerTotals, answer
   const problems: string[] = [];
   const charged = before.available - after.available;
   if (charged !== answers * price) problems.push(`charged ${charged} credits for ${answers} answers at ${price}`);
-  if (after.succeeded - before.succeeded !== answers) problems.push(`${after.succeeded - before.succeeded} jobs succeeded for ${answers} answers`);
+  if (after.succeeded - before.succeeded !== answers)
+    problems.push(`${after.succeeded - before.succeeded} jobs succeeded for ${answers} answers`);
   if (after.held !== 0) problems.push(`${after.held} credits still held`);
   if (after.open !== 0) problems.push(`${after.open} jobs still open`);
   if (after.unbalanced !== 0) problems.push(`${after.unbalanced} accounts whose entries do not sum to their balance`);

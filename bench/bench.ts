@@ -79,7 +79,9 @@ const only = args.only ? new Set(args.only.split(',')) : null;
 const scenarios = SCENARIOS.filter((s) => !only || only.has(s.id));
 const unknown = [...(only ?? [])].filter((id) => !SCENARIOS.some((s) => s.id === id));
 if (unknown.length || !scenarios.length || !(seconds > 0) || !Number.isInteger(rounds) || rounds < 1 || levels.some((c) => !(c > 0))) {
-  console.error(`bad options: ${unknown.length ? `unknown scenario(s) ${unknown.join(', ')}` : 'durations and connections must be positive, rounds a whole number'}`);
+  console.error(
+    `bad options: ${unknown.length ? `unknown scenario(s) ${unknown.join(', ')}` : 'durations and connections must be positive, rounds a whole number'}`,
+  );
   process.exit(2);
 }
 const running = (c: Contender) => scenarios.some((s) => s.contender === c);
@@ -87,12 +89,31 @@ const running = (c: Contender) => scenarios.some((s) => s.contender === c);
 if (args.gateways !== undefined) {
   const gateways = Number(args.gateways);
   const chosen = only ? scenarios : SCENARIOS.filter((s) => PARSE_SCENARIOS.includes(s.id));
-  const problem = !Number.isInteger(gateways) || gateways < 1 ? '--gateways must be a whole number from 1' : !process.env.DATABASE_URL ? '--gateways needs DATABASE_URL (PostgreSQL: the embedded database serves one process)' : args.profile || args['long-media'] ? '--gateways runs without --profile and --long-media' : chosen.some((s) => s.contender !== 'gateway') ? '--gateways runs only the gateway’s scenarios' : levels.some((c) => c < gateways) ? 'each connection count must be at least --gateways' : null;
+  const problem =
+    !Number.isInteger(gateways) || gateways < 1
+      ? '--gateways must be a whole number from 1'
+      : !process.env.DATABASE_URL
+        ? '--gateways needs DATABASE_URL (PostgreSQL: the embedded database serves one process)'
+        : args.profile || args['long-media']
+          ? '--gateways runs without --profile and --long-media'
+          : chosen.some((s) => s.contender !== 'gateway')
+            ? '--gateways runs only the gateway’s scenarios'
+            : levels.some((c) => c < gateways)
+              ? 'each connection count must be at least --gateways'
+              : null;
   if (problem) {
     console.error(`bad options: ${problem}`);
     process.exit(2);
   }
-  const options = { seconds, rounds, levels, warmup: Number(args.warmup), accounts: Number(args.accounts), json: args.json, nodeFlags: args['node-flags'].split(' ').filter(Boolean) };
+  const options = {
+    seconds,
+    rounds,
+    levels,
+    warmup: Number(args.warmup),
+    accounts: Number(args.accounts),
+    json: args.json,
+    nodeFlags: args['node-flags'].split(' ').filter(Boolean),
+  };
   process.exit(await benchAcrossGateways(gateways, chosen, process.env.DATABASE_URL!, options));
 }
 
@@ -126,7 +147,9 @@ try {
     join(work, 'gateway.log'),
     [
       ...args['node-flags'].split(' ').filter(Boolean),
-      ...(args.profile ? [...cpuProfileFlags(join(profileDir, 'gateway')), `--import=${new URL('./statement-count.preload.js', import.meta.url).href}`] : []),
+      ...(args.profile
+        ? [...cpuProfileFlags(join(profileDir, 'gateway')), `--import=${new URL('./statement-count.preload.js', import.meta.url).href}`]
+        : []),
     ],
   );
   processes.push(gateway);
@@ -146,11 +169,28 @@ try {
   const servers: Partial<Record<Contender, BenchProcess>> = { gateway };
   if (running('proxy')) processes.push((servers.proxy = await forkServer('./proxy.server.js', process.env)));
   if (running('reference')) {
-    const env = { ...process.env, BENCH_DATABASE_URL: databaseUrl, BENCH_POOL_SIZE: String(poolSize), BENCH_SCHEMA: 'bench_ref', API_KEY_PEPPER: pepper, BENCH_PRICE: String(config.prices.parse) };
-    processes.push((servers.reference = await forkServer('./reference.server.js', env, args.profile ? cpuProfileFlags(join(profileDir, 'reference')) : [])));
+    const env = {
+      ...process.env,
+      BENCH_DATABASE_URL: databaseUrl,
+      BENCH_POOL_SIZE: String(poolSize),
+      BENCH_SCHEMA: 'bench_ref',
+      API_KEY_PEPPER: pepper,
+      BENCH_PRICE: String(config.prices.parse),
+    };
+    processes.push(
+      (servers.reference = await forkServer(
+        './reference.server.js',
+        env,
+        args.profile ? cpuProfileFlags(join(profileDir, 'reference')) : [],
+      )),
+    );
   }
-  const database = scratch ? 'PostgreSQL (scratch database)' : 'embedded PGlite (inside the gateway process; its RSS includes the database)';
-  console.log(`mediagate bench: ${seconds} s per scenario in ${rounds} turn${rounds > 1 ? 's' : ''} at ${levels.join(' and ')} connections, ${accounts} spread accounts, pool ${poolSize}, ${database}; the gateway with ${tuningOf(gatewayEnv)}`);
+  const database = scratch
+    ? 'PostgreSQL (scratch database)'
+    : 'embedded PGlite (inside the gateway process; its RSS includes the database)';
+  console.log(
+    `mediagate bench: ${seconds} s per scenario in ${rounds} turn${rounds > 1 ? 's' : ''} at ${levels.join(' and ')} connections, ${accounts} spread accounts, pool ${poolSize}, ${database}; the gateway with ${tuningOf(gatewayEnv)}`,
+  );
   if (triggers.length) console.log(`the gateway's tables have triggers the reference's copy has not: ${triggers.join(', ')}`);
 
   const pageUrl = `${page.url}/watch`;
@@ -193,9 +233,14 @@ try {
     for (const s of scenarios) {
       const parts = slices.get(s.id)!;
       const { load: r, figures } = measured(parts);
-      if (connections === top) windows.set(s.id, parts.map((p) => p.window));
+      if (connections === top)
+        windows.set(
+          s.id,
+          parts.map((p) => p.window),
+        );
       const problems = figures.ledgerProblems;
-      const statements = args.profile && s.contender === 'gateway' ? statementsPerAnswer(sumCounts(parts.map((p) => p.statements)), r.ok) : undefined;
+      const statements =
+        args.profile && s.contender === 'gateway' ? statementsPerAnswer(sumCounts(parts.map((p) => p.statements)), r.ok) : undefined;
       const ref = s.reference ? rows.find((x) => x.scenario === s.reference && x.connections === connections) : undefined;
       const proxy = rows.find((x) => x.scenario === 'proxy' && x.connections === connections);
       const row: Row = {
@@ -212,7 +257,9 @@ try {
       rows.push(row);
       if (problems.length) exitCode = 1;
       const lacking = row.incomplete ? `, ${row.incomplete} of them without the media's size or length` : '';
-      console.log(`  ${connections} conns, ${s.id}: ${row.reqPerSec} req/s, p99 ${row.p99} ms, ${row.ok} ok${lacking}, ${row.failed} failed${problems.length ? `, LEDGER: ${problems.join('; ')}` : ''}`);
+      console.log(
+        `  ${connections} conns, ${s.id}: ${row.reqPerSec} req/s, p99 ${row.p99} ms, ${row.ok} ok${lacking}, ${row.failed} failed${problems.length ? `, LEDGER: ${problems.join('; ')}` : ''}`,
+      );
     }
   }
 
@@ -231,7 +278,9 @@ try {
     const load = await runScenario(s, connections, secs);
     const window = { from, to: Number(process.hrtime.bigint() / 1000n) };
     const { rssMb, cpuMs } = usage.stop();
-    const statements = countsBefore ? countsSince(countsBefore, await statementCounts(gateway.pid, statementFile)) : new Map<string, number>();
+    const statements = countsBefore
+      ? countsSince(countsBefore, await statementCounts(gateway.pid, statementFile))
+      : new Map<string, number>();
     const problems = before ? ledgerProblems(before, await settledTotals(db, schema), s.charges ? load.ok : 0, config.prices.parse) : [];
     return { load, window, rssMb, cpuMs, statements, problems };
   }
@@ -241,11 +290,30 @@ try {
     '\n' +
       markdownTable(
         ['scenario', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'ok', 'failed', 'RSS MB', 'CPU ms/ok', '÷ ref', '÷ proxy', 'ledger'],
-        rows.map((r) => [r.label, r.connections, r.reqPerSec, r.p50, r.p99, r.ok, r.failed, r.rssMb, r.cpuMsPerAnswer, dash(r.vsReference), dash(r.vsProxy), r.ledger ?? '—']),
+        rows.map((r) => [
+          r.label,
+          r.connections,
+          r.reqPerSec,
+          r.p50,
+          r.p99,
+          r.ok,
+          r.failed,
+          r.rssMb,
+          r.cpuMsPerAnswer,
+          dash(r.vsReference),
+          dash(r.vsProxy),
+          r.ledger ?? '—',
+        ]),
       ),
   );
   const goals = targets(rows, { embedded: !scratch });
-  console.log('\n' + markdownTable(['target', 'value', 'floor', 'met'], goals.map((t) => [t.name, dash(t.value), t.floor, t.met === null ? '—' : t.met ? 'yes' : 'NO'])));
+  console.log(
+    '\n' +
+      markdownTable(
+        ['target', 'value', 'floor', 'met'],
+        goals.map((t) => [t.name, dash(t.value), t.floor, t.met === null ? '—' : t.met ? 'yes' : 'NO']),
+      ),
+  );
 
   let longMedia: LongMediaRow | null = null;
   if (whisper && longFile) {
@@ -263,7 +331,12 @@ try {
       pricePerMinute: config.prices.transcribePerMinute,
     });
     const after = await settledTotals(db, 'public');
-    const exact = longMedia.status === 200 && longMedia.charged === longMedia.expected && before.available - after.available === longMedia.expected && after.held === 0 && after.unbalanced === 0;
+    const exact =
+      longMedia.status === 200 &&
+      longMedia.charged === longMedia.expected &&
+      before.available - after.available === longMedia.expected &&
+      after.held === 0 &&
+      after.unbalanced === 0;
     console.log('');
     console.table([longMedia]);
     console.log(`long media ledger: ${exact ? 'PASS' : 'FAIL'}`);
@@ -273,9 +346,26 @@ try {
 
   const profiles: Record<string, unknown> = {};
   if (args.profile) {
-    console.log('\n' + markdownTable(['gateway statements per answer (through the ORM’s pg)', 'per answer', 'statement'], rows.flatMap((r) => Object.entries(r.statements?.shapes ?? {}).map(([shape, n], i) => [i ? '' : `${r.label}, ${r.connections} conns: ${r.statements!.total}`, n, shape]))));
+    console.log(
+      '\n' +
+        markdownTable(
+          ['gateway statements per answer (through the ORM’s pg)', 'per answer', 'statement'],
+          rows.flatMap((r) =>
+            Object.entries(r.statements?.shapes ?? {}).map(([shape, n], i) => [
+              i ? '' : `${r.label}, ${r.connections} conns: ${r.statements!.total}`,
+              n,
+              shape,
+            ]),
+          ),
+        ),
+    );
     // The gateway's one profile is read once per parse scenario that ran: REST and GraphQL spread, ordinary pages.
-    const reads = [['gateway', 'rest-spread', 'gateway'], ['gateway', 'graphql-spread', 'gateway'], ['gateway', 'rest-ordinary', 'gateway'], ['reference', 'ref-spread', 'reference (b)']] as const;
+    const reads = [
+      ['gateway', 'rest-spread', 'gateway'],
+      ['gateway', 'graphql-spread', 'gateway'],
+      ['gateway', 'rest-ordinary', 'gateway'],
+      ['reference', 'ref-spread', 'reference (b)'],
+    ] as const;
     for (const [contender, id, title] of reads) {
       if (!servers[contender] || !windows.has(id)) continue;
       await servers[contender].stop(); // the profile is written as the process exits
@@ -291,14 +381,19 @@ try {
     }
   }
 
-  writeResults(args.json, { database, seconds, rounds, levels, accounts, poolSize, triggers, rows, targets: goals, longMedia, profiles }, exitCode !== 0);
+  writeResults(
+    args.json,
+    { database, seconds, rounds, levels, accounts, poolSize, triggers, rows, targets: goals, longMedia, profiles },
+    exitCode !== 0,
+  );
 } catch (err) {
   console.error(err);
   exitCode = 1;
 } finally {
   for (const p of processes.reverse()) await p.stop();
   // What went wrong inside the gateway, before its log goes with the scratch directory.
-  if (exitCode && existsSync(join(work, 'gateway.log'))) console.error(`gateway log (end):\n${readFileSync(join(work, 'gateway.log'), 'utf8').slice(-4000)}`);
+  if (exitCode && existsSync(join(work, 'gateway.log')))
+    console.error(`gateway log (end):\n${readFileSync(join(work, 'gateway.log'), 'utf8').slice(-4000)}`);
   // With flags of one's own (--trace-gc, ...) the gateway's output is what one came for.
   if (args['node-flags'] && existsSync(join(work, 'gateway.log'))) copyFileSync(join(work, 'gateway.log'), 'bench-gateway.log');
   await whisper?.close();

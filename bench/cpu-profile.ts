@@ -103,7 +103,14 @@ export function summarizeProfile(path: string, windows: readonly ProfileWindow[]
     top: [...functions.entries()]
       .sort((a, b) => b[1].us - a[1].us)
       .slice(0, top)
-      .map(([name, f]) => ({ name, area: f.area, ms: Math.round(f.us / 1000), share: share(f.us), hotLine: most(f.ticks) as number | null, via: most(f.via) as string | null })),
+      .map(([name, f]) => ({
+        name,
+        area: f.area,
+        ms: Math.round(f.us / 1000),
+        share: share(f.us),
+        hotLine: most(f.ticks) as number | null,
+        via: most(f.via) as string | null,
+      })),
     areas: [...areas.entries()].sort((a, b) => b[1] - a[1]).map(([area, us]) => ({ area, ms: Math.round(us / 1000), share: share(us) })),
   };
 }

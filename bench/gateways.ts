@@ -47,7 +47,12 @@ export interface GatewaysRow extends Measured {
  * the ledger checked to the credit after every stretch. The values of n take turns inside each
  * round, so what else the machine does falls on all of them alike. Returns the exit code.
  */
-export async function benchAcrossGateways(count: number, scenarios: readonly Scenario[], adminUrl: string, options: GatewaysOptions): Promise<number> {
+export async function benchAcrossGateways(
+  count: number,
+  scenarios: readonly Scenario[],
+  adminUrl: string,
+  options: GatewaysOptions,
+): Promise<number> {
   const work = mkdtempSync(join(tmpdir(), 'mediagate-bench-gateways-'));
   const scratch = await createScratchDatabase(adminUrl);
   const processes: BenchProcess[] = [];
@@ -59,7 +64,9 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
     const pepper = BENCH_PEPPER;
     const env = gatewayEnvironment({ work, pageUrl: page.url, databaseUrl: scratch.url, extra: { WORKER_CONCURRENCY: '0' } });
     const config = loadConfig(env);
-    const gateways = await Promise.all(Array.from({ length: count }, (_, i) => startGateway(env, join(work, `gateway-${i + 1}.log`), options.nodeFlags)));
+    const gateways = await Promise.all(
+      Array.from({ length: count }, (_, i) => startGateway(env, join(work, `gateway-${i + 1}.log`), options.nodeFlags)),
+    );
     processes.push(...gateways);
 
     const db = new pg.Client({ connectionString: scratch.url });
@@ -84,7 +91,12 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
       isComplete: s.isComplete,
     });
     // JIT and pools warm in every gateway before anything counts.
-    if (options.warmup > 0) await Promise.all(gateways.map((g) => runLoad({ ...specOf(scenarios[0], Math.min(...options.levels), options.warmup), url: g.url + scenarios[0].path })));
+    if (options.warmup > 0)
+      await Promise.all(
+        gateways.map((g) =>
+          runLoad({ ...specOf(scenarios[0], Math.min(...options.levels), options.warmup), url: g.url + scenarios[0].path }),
+        ),
+      );
 
     /** One stretch of one scenario through the first n gateways, with the ledger checked after it. */
     const measure = async (s: Scenario, n: number, connections: number, seconds: number) => {
@@ -94,7 +106,10 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
       // Every gateway, the idle ones too: what they spend is the gateways' share of the machine.
       const machine = await watchMachine(db, { gateways: gateways.map((g) => g.pid), 'page server': [page.pid] });
       const usage = used.map((g) => watchProcess(g.pid));
-      const load = await runSpreadLoad(specOf(s, connections, seconds), used.map((g) => g.url + s.path));
+      const load = await runSpreadLoad(
+        specOf(s, connections, seconds),
+        used.map((g) => g.url + s.path),
+      );
       const seen = usage.map((u) => u.stop());
       const spent = await machine.stop();
       const problems = ledgerProblems(before, await settledTotals(db, 'public'), s.charges ? load.ok : 0, config.prices.parse);
@@ -118,7 +133,10 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
         for (const n of counts) {
           const parts = slices.get(id(s, n))!;
           const { figures } = measured(parts);
-          const spent = machineShare(parts.map((p): MachineSlice => p.spent), figures.ok);
+          const spent = machineShare(
+            parts.map((p): MachineSlice => p.spent),
+            figures.ok,
+          );
           const problems = figures.ledgerProblems;
           const one = rows.find((x) => x.scenario === s.id && x.gateways === 1 && x.connections === connections);
           const row: GatewaysRow = {
@@ -135,7 +153,9 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
           };
           rows.push(row);
           if (problems.length) exitCode = 1;
-          console.log(`  ${connections} conns, ${s.id}, ${n} gateway${n > 1 ? 's' : ''}: ${row.reqPerSec} req/s, p99 ${row.p99} ms, ${row.ok} ok, ${row.failed} failed${problems.length ? `, LEDGER: ${problems.join('; ')}` : ''}`);
+          console.log(
+            `  ${connections} conns, ${s.id}, ${n} gateway${n > 1 ? 's' : ''}: ${row.reqPerSec} req/s, p99 ${row.p99} ms, ${row.ok} ok, ${row.failed} failed${problems.length ? `, LEDGER: ${problems.join('; ')}` : ''}`,
+          );
         }
       }
     }
@@ -144,15 +164,55 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
     console.log(
       '\n' +
         markdownTable(
-          ['scenario', 'gateways', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'ok', 'failed', 'RSS MB (each, max)', 'CPU ms/ok (all gateways)', '÷ 1 gateway', 'ledger'],
-          rows.map((r) => [r.label, r.gateways, r.connections, r.reqPerSec, r.p50, r.p99, r.ok, r.failed, r.rssMb, r.cpuMsPerAnswer, r.vsOne === null || r.gateways === 1 ? '—' : r.vsOne, r.ledger]),
+          [
+            'scenario',
+            'gateways',
+            'conns',
+            'req/s',
+            'p50 ms',
+            'p99 ms',
+            'ok',
+            'failed',
+            'RSS MB (each, max)',
+            'CPU ms/ok (all gateways)',
+            '÷ 1 gateway',
+            'ledger',
+          ],
+          rows.map((r) => [
+            r.label,
+            r.gateways,
+            r.connections,
+            r.reqPerSec,
+            r.p50,
+            r.p99,
+            r.ok,
+            r.failed,
+            r.rssMb,
+            r.cpuMsPerAnswer,
+            r.vsOne === null || r.gateways === 1 ? '—' : r.vsOne,
+            r.ledger,
+          ]),
         ),
     );
     const parts = [...new Set(rows.flatMap((r) => Object.keys(r.cpu.parts)))];
     console.log(
       "\nWhere the machine's CPU went (per cent of all its cores over the stretches), and PostgreSQL's own counters per successful answer\n" +
         markdownTable(
-          ['scenario', 'gateways', 'conns', 'req/s', 'machine busy %', ...parts.map((p) => `${p} %`), 'PostgreSQL %', 'other %', 'commits/ok', 'rows written/ok', 'blocks read/ok', 'WAL bytes/ok', 'active backends (avg): state'],
+          [
+            'scenario',
+            'gateways',
+            'conns',
+            'req/s',
+            'machine busy %',
+            ...parts.map((p) => `${p} %`),
+            'PostgreSQL %',
+            'other %',
+            'commits/ok',
+            'rows written/ok',
+            'blocks read/ok',
+            'WAL bytes/ok',
+            'active backends (avg): state',
+          ],
           rows.map((r) => [
             r.label,
             r.gateways,
@@ -166,7 +226,10 @@ export async function benchAcrossGateways(count: number, scenarios: readonly Sce
             r.database.rowsWritten,
             r.database.blocksRead,
             r.database.walBytes,
-            Object.entries(r.backends).slice(0, 4).map(([state, n]) => `${n} ${state}`).join(', '),
+            Object.entries(r.backends)
+              .slice(0, 4)
+              .map(([state, n]) => `${n} ${state}`)
+              .join(', '),
           ]),
         ),
     );

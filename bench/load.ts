@@ -99,7 +99,17 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const responses = result['2xx'] + result.non2xx;
   const elapsedSeconds = (Math.max(lastAnswerAt, startedAt + 1) - startedAt) / 1000;
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s?.count ?? 0]));
-  return summarize({ responses, ok, incomplete, status2xx: result['2xx'], non2xx: result.non2xx, errors: result.errors, statusCodes, elapsedSeconds, latencies });
+  return summarize({
+    responses,
+    ok,
+    incomplete,
+    status2xx: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    statusCodes,
+    elapsedSeconds,
+    latencies,
+  });
 }
 
 /**
@@ -109,7 +119,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
  * drains as runLoad's does; the answers are added up over the time the longest share took.
  */
 export async function runSpreadLoad(spec: LoadSpec, urls: readonly string[]): Promise<LoadResult> {
-  if (!urls.length || spec.connections < urls.length) throw new Error(`${spec.connections} connections cannot reach ${urls.length} servers`);
+  if (!urls.length || spec.connections < urls.length)
+    throw new Error(`${spec.connections} connections cannot reach ${urls.length} servers`);
   const shares = urls.map((url, j) => ({
     ...spec,
     url,

@@ -74,7 +74,12 @@ async function databaseCounters(db: pg.Client): Promise<DatabaseWork> {
     `select xact_commit as commits, tup_inserted + tup_updated + tup_deleted as written, blks_read as reads, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') as wal
        from pg_stat_database where datname = current_database()`,
   );
-  return { commits: Number(rows[0].commits), rowsWritten: Number(rows[0].written), blocksRead: Number(rows[0].reads), walBytes: Number(rows[0].wal) };
+  return {
+    commits: Number(rows[0].commits),
+    rowsWritten: Number(rows[0].written),
+    blocksRead: Number(rows[0].reads),
+    walBytes: Number(rows[0].wal),
+  };
 }
 
 /**
@@ -86,7 +91,8 @@ async function databaseCounters(db: pg.Client): Promise<DatabaseWork> {
 export async function watchMachine(db: pg.Client, pids: Record<string, number[]>): Promise<{ stop(): Promise<MachineSlice> }> {
   const start = performance.now();
   const self = process.cpuUsage();
-  const partTicks = () => Object.fromEntries(Object.entries(pids).map(([name, list]) => [name, list.reduce((sum, pid) => sum + processTicks(pid), 0)]));
+  const partTicks = () =>
+    Object.fromEntries(Object.entries(pids).map(([name, list]) => [name, list.reduce((sum, pid) => sum + processTicks(pid), 0)]));
   const before = { busy: machineBusyTicks(), parts: partTicks(), postgres: postgresTicks(), database: await databaseCounters(db) };
   const waits: Record<string, number> = {};
   let samples = 0;
@@ -119,7 +125,10 @@ export async function watchMachine(db: pg.Client, pids: Record<string, number[]>
         wallMs,
         busyMs: ticksToMs(busy - before.busy),
         // A process gone meanwhile reads 0 (a failed run, reported as such): counted as nothing, not less.
-        partsMs: { ...Object.fromEntries(Object.entries(parts).map(([name, t]) => [name, ticksToMs(Math.max(0, t - before.parts[name]))])), 'load generator': (own.user + own.system) / 1000 },
+        partsMs: {
+          ...Object.fromEntries(Object.entries(parts).map(([name, t]) => [name, ticksToMs(Math.max(0, t - before.parts[name]))])),
+          'load generator': (own.user + own.system) / 1000,
+        },
         postgresMs: ticksToMs(postgres - before.postgres),
         database: {
           commits: database.commits - before.database.commits,
@@ -135,7 +144,10 @@ export async function watchMachine(db: pg.Client, pids: Record<string, number[]>
 }
 
 /** Several stretches of one row as shares of all cores over their time together, and PostgreSQL's work per successful answer. */
-export function machineShare(slices: readonly MachineSlice[], ok: number): { cpu: CpuShare; perAnswer: DatabaseWork; backends: Record<string, number> } {
+export function machineShare(
+  slices: readonly MachineSlice[],
+  ok: number,
+): { cpu: CpuShare; perAnswer: DatabaseWork; backends: Record<string, number> } {
   const capacity = slices.reduce((sum, s) => sum + s.wallMs, 0) * availableParallelism();
   const pct = (ms: number) => Math.round((1000 * ms) / capacity) / 10;
   const sum = (f: (s: MachineSlice) => number) => slices.reduce((total, s) => total + f(s), 0);
@@ -146,14 +158,24 @@ export function machineShare(slices: readonly MachineSlice[], ok: number): { cpu
   const known = Object.values(parts).reduce((a, b) => a + b, 0) + postgres;
   const each = (f: (d: DatabaseWork) => number) => Math.round((100 * sum((s) => f(s.database))) / Math.max(ok, 1)) / 100;
   // The average number of the database's backends in each state while the load ran, busiest first.
-  const samples = Math.max(sum((s) => s.samples), 1);
+  const samples = Math.max(
+    sum((s) => s.samples),
+    1,
+  );
   const states = [...new Set(slices.flatMap((s) => Object.keys(s.waits)))];
   const backends = Object.fromEntries(
-    states.map((state): [string, number] => [state, Math.round((100 * sum((s) => s.waits[state] ?? 0)) / samples) / 100]).sort((a, b) => b[1] - a[1]),
+    states
+      .map((state): [string, number] => [state, Math.round((100 * sum((s) => s.waits[state] ?? 0)) / samples) / 100])
+      .sort((a, b) => b[1] - a[1]),
   );
   return {
     backends,
     cpu: { machine, parts, postgres, other: Math.max(0, Math.round(10 * (machine - known)) / 10) },
-    perAnswer: { commits: each((d) => d.commits), rowsWritten: each((d) => d.rowsWritten), blocksRead: each((d) => d.blocksRead), walBytes: Math.round(sum((s) => s.database.walBytes) / Math.max(ok, 1)) },
+    perAnswer: {
+      commits: each((d) => d.commits),
+      rowsWritten: each((d) => d.rowsWritten),
+      blocksRead: each((d) => d.blocksRead),
+      walBytes: Math.round(sum((s) => s.database.walBytes) / Math.max(ok, 1)),
+    },
   };
 }

@@ -17,7 +17,9 @@ const PAGE = `<html><head><title>Bench clip</title>
     <meta property="og:video:height" content="720"><meta property="video:duration" content="95"><meta property="og:image" content="https://cdn.example/c.jpg"></head></html>`;
 const longMedia = process.env.BENCH_LONG_MEDIA_FILE;
 const mediaDir = process.env.BENCH_MEDIA_DIR;
-const media = new Map<string, { type: string; bytes: Buffer }>(mediaDir ? ORDINARY_MEDIA.map((m) => [m.file, { ...m, bytes: readFileSync(join(mediaDir, m.file)) }]) : []);
+const media = new Map<string, { type: string; bytes: Buffer }>(
+  mediaDir ? ORDINARY_MEDIA.map((m) => [m.file, { ...m, bytes: readFileSync(join(mediaDir, m.file)) }]) : [],
+);
 
 const ordinaryPage = (origin: string, n: number) => {
   const m = ORDINARY_MEDIA[n % ORDINARY_MEDIA.length];
@@ -26,7 +28,8 @@ const ordinaryPage = (origin: string, n: number) => {
 };
 
 const server = createServer((req, res) => {
-  if (req.url === '/long.mp3' && longMedia) return void createReadStream(longMedia).pipe(res.writeHead(200, { 'content-type': 'audio/mpeg' }));
+  if (req.url === '/long.mp3' && longMedia)
+    return void createReadStream(longMedia).pipe(res.writeHead(200, { 'content-type': 'audio/mpeg' }));
   const page = /^\/ordinary\/(\d+)$/.exec(req.url ?? '');
   if (page && media.size) return void html(res, ordinaryPage(`http://${req.headers.host}`, Number(page[1])), req.method);
   const file = /^\/media\/\d+\/([\w.-]+)$/.exec(req.url ?? '');
@@ -51,6 +54,11 @@ function serveRange(req: IncomingMessage, res: ServerResponse, body: Buffer, typ
   const start = m[1] === '' ? Math.max(0, body.length - Number(m[2])) : Number(m[1]);
   const end = m[1] === '' || m[2] === '' ? body.length - 1 : Math.min(Number(m[2]), body.length - 1);
   if (start >= body.length || end < start) return void res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
-  res.writeHead(206, { 'content-type': type, 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${body.length}`, 'accept-ranges': 'bytes' });
+  res.writeHead(206, {
+    'content-type': type,
+    'content-length': end - start + 1,
+    'content-range': `bytes ${start}-${end}/${body.length}`,
+    'accept-ranges': 'bytes',
+  });
   res.end(req.method === 'HEAD' ? undefined : body.subarray(start, end + 1));
 }

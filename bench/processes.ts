@@ -27,7 +27,11 @@ process.on('exit', () => {
 
 /** Starts one of the bench's own servers (page, proxy, reference) and waits for the port it reports. */
 export async function forkServer(module: string, env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<BenchProcess> {
-  const child = fork(fileURLToPath(new URL(module, import.meta.url)), [], { env, execArgv: nodeFlags, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(new URL(module, import.meta.url)), [], {
+    env,
+    execArgv: nodeFlags,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   started.add(child);
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m) => resolve((m as { port: number }).port));
@@ -37,7 +41,10 @@ export async function forkServer(module: string, env: NodeJS.ProcessEnv, nodeFla
 }
 
 /** The runtime tuning a gateway started with `env` runs with, as the bench's header says it: `MALLOC_ARENA_MAX=2`. */
-export const tuningOf = (env: NodeJS.ProcessEnv): string => Object.entries(SERVE_PROCESS_TUNING).map(([name, value]) => `${name}=${env[name] ?? value}`).join(' ');
+export const tuningOf = (env: NodeJS.ProcessEnv): string =>
+  Object.entries(SERVE_PROCESS_TUNING)
+    .map(([name, value]) => `${name}=${env[name] ?? value}`)
+    .join(' ');
 
 /**
  * Starts `mediagate serve` from the product's dist/ as `npm start` does (its Node flags included) with the
@@ -56,8 +63,12 @@ export async function startGateway(env: NodeJS.ProcessEnv, logFile: string, node
   const url = `http://127.0.0.1:${port}`;
   const until = Date.now() + 120_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}) while starting:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
-    const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+    if (child.exitCode !== null)
+      throw new Error(`the gateway exited (${child.exitCode}) while starting:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > until) throw new Error(`the gateway did not become ready in 120 s; see ${logFile}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -94,7 +105,12 @@ export const BENCH_PEPPER = 'bench-pepper-0123456789abcdef0123456789';
  * without `databaseUrl`), fetching only from the page server, with rate limits out of the way (the
  * bench measures the pipeline, not the limiter's refusals, and needs no Redis).
  */
-export function gatewayEnvironment(opts: { work: string; pageUrl: string; databaseUrl?: string; extra?: NodeJS.ProcessEnv }): NodeJS.ProcessEnv {
+export function gatewayEnvironment(opts: {
+  work: string;
+  pageUrl: string;
+  databaseUrl?: string;
+  extra?: NodeJS.ProcessEnv;
+}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'production',

@@ -48,6 +48,17 @@ export function readProfile(dir: string, windows: readonly ProfileWindow[] | nul
 export function printProfile(title: string, p: ProfileSummary): void {
   console.log(`\n${title}: ${p.busyMs} ms busy of ${p.windowMs} ms`);
   const dash = (v: number | string | null) => (v === null ? '—' : String(v));
-  console.log(markdownTable(['self time: function', 'area', 'ms', '% busy', 'hot line', 'called from'], p.top.map((f) => [f.name, f.area, f.ms, f.share, dash(f.hotLine), dash(f.via)])));
-  console.log('\n' + markdownTable(['self time by package (V8 and Node counted to their caller)', 'ms', '% busy'], p.areas.slice(0, 12).map((a) => [a.area, a.ms, a.share])));
+  console.log(
+    markdownTable(
+      ['self time: function', 'area', 'ms', '% busy', 'hot line', 'called from'],
+      p.top.map((f) => [f.name, f.area, f.ms, f.share, dash(f.hotLine), dash(f.via)]),
+    ),
+  );
+  console.log(
+    '\n' +
+      markdownTable(
+        ['self time by package (V8 and Node counted to their caller)', 'ms', '% busy'],
+        p.areas.slice(0, 12).map((a) => [a.area, a.ms, a.share]),
+      ),
+  );
 }

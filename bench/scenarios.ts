@@ -53,9 +53,37 @@ export const SCENARIOS: readonly Scenario[] = [
     isOk: (body) => json(body)?.status === 200,
     charges: false,
   },
-  { id: 'ref-hot', label: '(b) reference pg pipeline, hot', contender: 'reference', path: '/parse', body: parseBody, keys: 'hot', isOk: succeeded, charges: true },
-  { id: 'ref-spread', label: '(b) reference pg pipeline, spread', contender: 'reference', path: '/parse', body: parseBody, keys: 'spread', isOk: succeeded, charges: true },
-  { id: 'rest-hot', label: 'gateway POST /api/parse, hot', contender: 'gateway', path: '/api/parse', body: parseBody, keys: 'hot', isOk: succeeded, charges: true, reference: 'ref-hot' },
+  {
+    id: 'ref-hot',
+    label: '(b) reference pg pipeline, hot',
+    contender: 'reference',
+    path: '/parse',
+    body: parseBody,
+    keys: 'hot',
+    isOk: succeeded,
+    charges: true,
+  },
+  {
+    id: 'ref-spread',
+    label: '(b) reference pg pipeline, spread',
+    contender: 'reference',
+    path: '/parse',
+    body: parseBody,
+    keys: 'spread',
+    isOk: succeeded,
+    charges: true,
+  },
+  {
+    id: 'rest-hot',
+    label: 'gateway POST /api/parse, hot',
+    contender: 'gateway',
+    path: '/api/parse',
+    body: parseBody,
+    keys: 'hot',
+    isOk: succeeded,
+    charges: true,
+    reference: 'ref-hot',
+  },
   {
     id: 'rest-spread',
     label: 'gateway POST /api/parse, spread',
@@ -90,7 +118,8 @@ export const SCENARIOS: readonly Scenario[] = [
     path: '/graphql',
     body: (url) =>
       JSON.stringify({
-        query: 'mutation Parse($input: ParseInput!) { parse(input: $input) { id status media { url kind height } credits { charged balance } } }',
+        query:
+          'mutation Parse($input: ParseInput!) { parse(input: $input) { id status media { url kind height } credits { charged balance } } }',
         variables: { input: { url, quality: '720' } },
       }),
     keys: 'spread',
@@ -186,7 +215,10 @@ export function targets(rows: readonly Row[], { embedded = false }: { embedded?:
   const at = (id: string) => rows.find((r) => r.scenario === id && r.connections === top);
   const ratio = (a?: Row, b?: Row) => (a && b && b.reqPerSec ? round2(a.reqPerSec / b.reqPerSec) : null);
   const restP99 = Math.max(...['rest-hot', 'rest-spread'].map((id) => at(id)?.p99 ?? -1));
-  const gatewayRss = Math.max(...rows.filter((r) => SCENARIOS.find((s) => s.id === r.scenario)?.contender === 'gateway').map((r) => r.rssMb), -1);
+  const gatewayRss = Math.max(
+    ...rows.filter((r) => SCENARIOS.find((s) => s.id === r.scenario)?.contender === 'gateway').map((r) => r.rssMb),
+    -1,
+  );
   // [what, value, floor, whether the value meets it; null: shown, not judged]
   const list: [string, number | null, string, ((v: number) => boolean) | null][] = [
     [`REST parse ÷ reference, hot (${top} conns)`, ratio(at('rest-hot'), at('ref-hot')), '≥ 1.0 (goal 1.5)', (v) => v >= 1],
@@ -194,10 +226,20 @@ export function targets(rows: readonly Row[], { embedded = false }: { embedded?:
     [`GraphQL parse ÷ REST parse, spread (${top} conns)`, ratio(at('graphql-spread'), at('rest-spread')), '≥ 0.85', (v) => v >= 0.85],
     [`REST parse p99 ms, worst of hot and spread (${top} conns)`, restP99 < 0 ? null : restP99, '≤ 100 (goal 50)', (v) => v <= 100],
     embedded
-      ? ['gateway peak RSS MB, any scenario (PGlite inside)', gatewayRss < 0 ? null : gatewayRss, '≤ 250 for the gateway alone: not judged here', null]
+      ? [
+          'gateway peak RSS MB, any scenario (PGlite inside)',
+          gatewayRss < 0 ? null : gatewayRss,
+          '≤ 250 for the gateway alone: not judged here',
+          null,
+        ]
       : ['gateway peak RSS MB, any scenario', gatewayRss < 0 ? null : gatewayRss, '≤ 250', (v) => v <= 250],
     [`REST parse hot ÷ spread (${top} conns)`, ratio(at('rest-hot'), at('rest-spread')), '≥ 0.6', (v) => v >= 0.6],
-    [`REST parse, ordinary pages ÷ stated pages, spread (${top} conns)`, ratio(at('rest-ordinary'), at('rest-spread')), '≥ 0.25 (goal 0.5)', (v) => v >= 0.25],
+    [
+      `REST parse, ordinary pages ÷ stated pages, spread (${top} conns)`,
+      ratio(at('rest-ordinary'), at('rest-spread')),
+      '≥ 0.25 (goal 0.5)',
+      (v) => v >= 0.25,
+    ],
   ];
   return list.map(([name, value, floor, ok]) => ({ name, value, floor, met: value === null || ok === null ? null : ok(value) }));
 }
@@ -209,7 +251,11 @@ export function markdownTable(header: readonly string[], lines: ReadonlyArray<Re
   const cells = [header, ...lines].map((l) => l.map(String));
   const width = header.map((_, i) => Math.max(...cells.map((l) => l[i].length)));
   const line = (l: string[]) => `| ${l.map((c, i) => (i === 0 ? c.padEnd(width[i]) : c.padStart(width[i]))).join(' | ')} |`;
-  return [line(cells[0]), `|${width.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
+  return [
+    line(cells[0]),
+    `|${width.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...cells.slice(1).map(line),
+  ].join('\n');
 }
 
 /** Writes a run's results, with the machine they were measured on, as JSON to `file`, and says where (and whether a ledger failed). */

@@ -49,4 +49,3 @@ export function isProxyAddress(entry: string): boolean {
     return false;
   }
 }
-

@@ -90,7 +90,8 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
     if (token) {
       const given = Buffer.from(/^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '');
       const expected = Buffer.from(token);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new AppError('UNAUTHENTICATED', 'A valid metrics token is required.');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected))
+        throw new AppError('UNAUTHENTICATED', 'A valid metrics token is required.');
     }
     return reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
   });

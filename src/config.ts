@@ -5,14 +5,22 @@ import { isProxyAddress, parseAllowHosts } from './addresses.js';
 const PARSE_PROVIDER_NAMES = ['builtin', 'cobalt', 'ytdlp'] as const;
 const TRANSCRIBE_PROVIDER_NAMES = ['openai', 'deepgram', 'assemblyai', 'local'] as const;
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const seconds = (def: number) => z.coerce.number().positive().max(7 * 24 * 3600).default(def);
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+const seconds = (def: number) =>
+  z.coerce
+    .number()
+    .positive()
+    .max(7 * 24 * 3600)
+    .default(def);
 const list = (allowed: readonly string[]) =>
   z
     .string()
-    .transform((s) => s.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((p) => p.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum(allowed as [string, ...string[]])));
 const url = z.url({ protocol: /^https?$/ });
 
@@ -26,7 +34,12 @@ const proxyTrust = z.string().transform((text, ctx): number | string[] => {
   }
   const entries = value.split(',').map((e) => e.trim().toLowerCase());
   entries.forEach((entry, i) => {
-    if (!isProxyAddress(entry)) ctx.addIssue({ code: 'custom', path: [i], message: 'must be an IP address or CIDR range (or loopback, linklocal, uniquelocal); the list is separated by commas' });
+    if (!isProxyAddress(entry))
+      ctx.addIssue({
+        code: 'custom',
+        path: [i],
+        message: 'must be an IP address or CIDR range (or loopback, linklocal, uniquelocal); the list is separated by commas',
+      });
   });
   return entries;
 });
@@ -35,9 +48,15 @@ const proxyTrust = z.string().transform((text, ctx): number | string[] => {
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   /** PostgreSQL connection string; unset: embedded PGlite in MEDIAGATE_DATA_DIR. */
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
   /** A read replica of DATABASE_URL for analysts' reads (credit history, usage, the CSV export, account lists); unset: the primary. */
-  DATABASE_READ_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  DATABASE_READ_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
   MEDIAGATE_DATA_DIR: z.string().min(1).default('./.mediagate'),
   /** Connections of the ledger's and key lookups' own pool on PostgreSQL (default 10); the embedded database uses 1. */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).optional(),
@@ -67,9 +86,18 @@ const envSchema = z.object({
   ASSEMBLYAI_BASE_URL: url.default('https://api.assemblyai.com'),
   ASSEMBLYAI_POLL_SECONDS: z.coerce.number().positive().max(60).default(3),
   /** Largest audio upload an OpenAI-compatible server accepts (OpenAI: 25 MB). */
-  OPENAI_MAX_UPLOAD_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+  OPENAI_MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(25 * 1024 * 1024),
   /** Audio longer than this is cut at pauses into pieces transcribed in parallel, OPENAI_CONCURRENCY at a time. */
-  OPENAI_PIECE_SECONDS: z.coerce.number().int().min(30).max(24 * 3600).default(600),
+  OPENAI_PIECE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(30)
+    .max(24 * 3600)
+    .default(600),
   OPENAI_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
   PARSE_TIMEOUT_SECONDS: seconds(60),
   TRANSCRIBE_TIMEOUT_SECONDS: seconds(3600),
@@ -83,7 +111,12 @@ const envSchema = z.object({
   /** host:port entries that caller URLs may reach although private or loopback. */
   FETCH_ALLOW_HOSTS: z
     .string()
-    .transform((s) => s.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((p) => p.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .pipe(
       z.array(
         z
@@ -102,13 +135,25 @@ const envSchema = z.object({
     )
     .default([]),
   /** Largest page (HTML) the builtin parser reads. */
-  PAGE_MAX_BYTES: z.coerce.number().int().positive().default(5 * 1024 * 1024),
+  PAGE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5 * 1024 * 1024),
   /** Largest HLS playlist or DASH manifest the builtin parser reads. */
-  MANIFEST_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  MANIFEST_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   /** Items of a multi-item post (gallery, playlist) listed at most; the rest are counted in itemsTotal. */
   PARSE_MAX_ITEMS: z.coerce.number().int().min(1).max(500).default(50),
   /** Bytes and seconds one ffprobe run may read and take when a parse probes media. */
-  PROBE_MAX_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
+  PROBE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(16 * 1024 * 1024),
   PROBE_TIMEOUT_SECONDS: seconds(10),
   /** Formats probed at most per parse while looking for a silent one (mode mute). */
   PROBE_MAX_CANDIDATES: z.coerce.number().int().min(0).max(20).default(3),
@@ -116,7 +161,11 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_SECONDS: seconds(10),
   WEBHOOK_RETRY_DELAY_SECONDS: seconds(30),
   /** Largest media file downloaded for transcription. */
-  MEDIA_MAX_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
+  MEDIA_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024 * 1024),
   GRAPHQL_INTROSPECTION: bool.optional(),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().positive().default(15),
@@ -130,7 +179,12 @@ const envSchema = z.object({
   /** true: only trusted documents run (the manifest's and the account area's own), except for analysts and admins. */
   GRAPHQL_TRUSTED_DOCUMENTS_ONLY: bool.optional(),
   /** How long a document registered through automatic persisted queries is kept (in memory, and in Redis with REDIS_URL). */
-  GRAPHQL_APQ_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(24 * 3600),
+  GRAPHQL_APQ_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(24 * 3600),
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
@@ -149,17 +203,31 @@ const envSchema = z.object({
   /** The gateway's address as browsers reach it (login links point there); default http://localhost:PORT. */
   PUBLIC_URL: url.refine((u) => !/[?#]/.test(u), 'must have no query or fragment').optional(),
   /** How long a login link (mediagate account login-link) stays usable, and how long the session it opens lasts. */
-  LOGIN_LINK_MINUTES: z.coerce.number().positive().max(24 * 60).default(10),
-  SESSION_HOURS: z.coerce.number().positive().max(30 * 24).default(8),
+  LOGIN_LINK_MINUTES: z.coerce
+    .number()
+    .positive()
+    .max(24 * 60)
+    .default(10),
+  SESSION_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(30 * 24)
+    .default(8),
   /** When set, GET /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Shares rate-limit counters between instances. */
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
   /** Set: traces go there over OTLP/HTTP (JSON); unset, nothing of OpenTelemetry is loaded. The SDK reads the other OTEL_* variables itself. */
   OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
   OTEL_SERVICE_NAME: z.string().min(1).default('mediagate'),
   /** Headers for the collector (`key=value,...`), often its API key; read by the SDK, validated and masked here. */
-  OTEL_EXPORTER_OTLP_HEADERS: z.string().regex(/^[^=,]+=[^,]*(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas').optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .regex(/^[^=,]+=[^,]*(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas')
+    .optional(),
 });
 
 type Env = z.output<typeof envSchema>;
@@ -184,14 +252,54 @@ export const SECRET_VARIABLES: readonly Variable[] = [
  * mistake is reported once, beside every other problem, instead of after the others are fixed.
  */
 const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; broken: (e: Env) => boolean }[] = [
-  { reads: ['DATABASE_READ_URL', 'DATABASE_URL'], field: 'DATABASE_READ_URL', message: 'requires DATABASE_URL (the embedded database has no replica)', broken: (e) => !!e.DATABASE_READ_URL && !e.DATABASE_URL },
-  { reads: ['NODE_ENV', 'API_KEY_PEPPER'], field: 'API_KEY_PEPPER', message: 'required when NODE_ENV=production', broken: (e) => e.NODE_ENV === 'production' && !e.API_KEY_PEPPER },
-  { reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'], field: 'OIDC_AUDIENCE', message: 'required when OIDC_ISSUER is set (set both, or neither)', broken: (e) => !!e.OIDC_ISSUER && !e.OIDC_AUDIENCE },
-  { reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'], field: 'OIDC_ISSUER', message: 'required when OIDC_AUDIENCE is set (set both, or neither)', broken: (e) => !e.OIDC_ISSUER && !!e.OIDC_AUDIENCE },
-  { reads: ['OIDC_CLIENT_ID', 'OIDC_ISSUER'], field: 'OIDC_CLIENT_ID', message: 'requires OIDC_ISSUER', broken: (e) => !!e.OIDC_CLIENT_ID && !e.OIDC_ISSUER },
-  { reads: ['PARSE_PROVIDERS', 'COBALT_API_URL'], field: 'COBALT_API_URL', message: 'required when PARSE_PROVIDERS includes cobalt', broken: (e) => e.PARSE_PROVIDERS.includes('cobalt') && !e.COBALT_API_URL },
-  { reads: ['TRANSCRIBE_PROVIDERS', 'DEEPGRAM_API_KEY'], field: 'DEEPGRAM_API_KEY', message: 'required when TRANSCRIBE_PROVIDERS includes deepgram', broken: (e) => !!e.TRANSCRIBE_PROVIDERS?.includes('deepgram') && !e.DEEPGRAM_API_KEY },
-  { reads: ['TRANSCRIBE_PROVIDERS', 'ASSEMBLYAI_API_KEY'], field: 'ASSEMBLYAI_API_KEY', message: 'required when TRANSCRIBE_PROVIDERS includes assemblyai', broken: (e) => !!e.TRANSCRIBE_PROVIDERS?.includes('assemblyai') && !e.ASSEMBLYAI_API_KEY },
+  {
+    reads: ['DATABASE_READ_URL', 'DATABASE_URL'],
+    field: 'DATABASE_READ_URL',
+    message: 'requires DATABASE_URL (the embedded database has no replica)',
+    broken: (e) => !!e.DATABASE_READ_URL && !e.DATABASE_URL,
+  },
+  {
+    reads: ['NODE_ENV', 'API_KEY_PEPPER'],
+    field: 'API_KEY_PEPPER',
+    message: 'required when NODE_ENV=production',
+    broken: (e) => e.NODE_ENV === 'production' && !e.API_KEY_PEPPER,
+  },
+  {
+    reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'],
+    field: 'OIDC_AUDIENCE',
+    message: 'required when OIDC_ISSUER is set (set both, or neither)',
+    broken: (e) => !!e.OIDC_ISSUER && !e.OIDC_AUDIENCE,
+  },
+  {
+    reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'],
+    field: 'OIDC_ISSUER',
+    message: 'required when OIDC_AUDIENCE is set (set both, or neither)',
+    broken: (e) => !e.OIDC_ISSUER && !!e.OIDC_AUDIENCE,
+  },
+  {
+    reads: ['OIDC_CLIENT_ID', 'OIDC_ISSUER'],
+    field: 'OIDC_CLIENT_ID',
+    message: 'requires OIDC_ISSUER',
+    broken: (e) => !!e.OIDC_CLIENT_ID && !e.OIDC_ISSUER,
+  },
+  {
+    reads: ['PARSE_PROVIDERS', 'COBALT_API_URL'],
+    field: 'COBALT_API_URL',
+    message: 'required when PARSE_PROVIDERS includes cobalt',
+    broken: (e) => e.PARSE_PROVIDERS.includes('cobalt') && !e.COBALT_API_URL,
+  },
+  {
+    reads: ['TRANSCRIBE_PROVIDERS', 'DEEPGRAM_API_KEY'],
+    field: 'DEEPGRAM_API_KEY',
+    message: 'required when TRANSCRIBE_PROVIDERS includes deepgram',
+    broken: (e) => !!e.TRANSCRIBE_PROVIDERS?.includes('deepgram') && !e.DEEPGRAM_API_KEY,
+  },
+  {
+    reads: ['TRANSCRIBE_PROVIDERS', 'ASSEMBLYAI_API_KEY'],
+    field: 'ASSEMBLYAI_API_KEY',
+    message: 'required when TRANSCRIBE_PROVIDERS includes assemblyai',
+    broken: (e) => !!e.TRANSCRIBE_PROVIDERS?.includes('assemblyai') && !e.ASSEMBLYAI_API_KEY,
+  },
 ];
 
 /** The name of every variable the service reads (the container files and the README are checked against it). */
@@ -209,7 +317,9 @@ export class ConfigError extends Error {
   readonly issues: readonly ConfigProblem[];
   /** Each problem as a ConfigProblem or as a `FIELD: message` line. */
   constructor(problemsFound: readonly (ConfigProblem | string)[]) {
-    const issues = problemsFound.map((p) => (typeof p === 'string' ? { field: p.split(':')[0], message: p.slice(p.indexOf(':') + 1).trim() } : p));
+    const issues = problemsFound.map((p) =>
+      typeof p === 'string' ? { field: p.split(':')[0], message: p.slice(p.indexOf(':') + 1).trim() } : p,
+    );
     const problems = issues.map((p) => `${p.field}: ${p.message}`);
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
@@ -224,7 +334,11 @@ export class ConfigError extends Error {
  * and `Config` are its type. `given` says whether a variable was set at all (not defaulted).
  */
 function settingsOf(e: Env, given: (name: Variable) => boolean) {
-  const configuredTranscription = [...(e.OPENAI_API_KEY || given('OPENAI_BASE_URL') ? ['openai'] : []), ...(e.DEEPGRAM_API_KEY ? ['deepgram'] : []), ...(e.ASSEMBLYAI_API_KEY ? ['assemblyai'] : [])];
+  const configuredTranscription = [
+    ...(e.OPENAI_API_KEY || given('OPENAI_BASE_URL') ? ['openai'] : []),
+    ...(e.DEEPGRAM_API_KEY ? ['deepgram'] : []),
+    ...(e.ASSEMBLYAI_API_KEY ? ['assemblyai'] : []),
+  ];
   return {
     env: e.NODE_ENV,
     databaseUrl: e.DATABASE_URL ?? null,
@@ -244,7 +358,9 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
     apiKeyPepper: e.API_KEY_PEPPER ?? null,
     parseProviders: e.PARSE_PROVIDERS as readonly string[],
     /** null: none named or configured; the process adds the offline recogniser if it is installed (prepareConfig). */
-    transcribeProviders: (e.TRANSCRIBE_PROVIDERS ?? (configuredTranscription.length ? configuredTranscription : null)) as readonly string[] | null,
+    transcribeProviders: (e.TRANSCRIBE_PROVIDERS ?? (configuredTranscription.length ? configuredTranscription : null)) as
+      | readonly string[]
+      | null,
     openai: {
       baseUrl: e.OPENAI_BASE_URL.replace(/\/+$/, ''),
       apiKey: e.OPENAI_API_KEY ?? null,
@@ -289,7 +405,10 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
     trustProxy: e.TRUST_PROXY ?? null,
     redisUrl: e.REDIS_URL ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,
-    oidc: e.OIDC_ISSUER && e.OIDC_AUDIENCE ? { issuer: e.OIDC_ISSUER, audience: e.OIDC_AUDIENCE, jwksUrl: e.OIDC_JWKS_URL ?? null, clientId: e.OIDC_CLIENT_ID ?? null } : null,
+    oidc:
+      e.OIDC_ISSUER && e.OIDC_AUDIENCE
+        ? { issuer: e.OIDC_ISSUER, audience: e.OIDC_AUDIENCE, jwksUrl: e.OIDC_JWKS_URL ?? null, clientId: e.OIDC_CLIENT_ID ?? null }
+        : null,
     /** Without a trailing slash. */
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     sessions: { loginLinkMinutes: e.LOGIN_LINK_MINUTES, sessionHours: e.SESSION_HOURS },
@@ -306,7 +425,9 @@ export type Settings = Readonly<ReturnType<typeof settingsOf>>;
  * at startup by prepareConfig (local-config.ts): the pepper kept beside the data when API_KEY_PEPPER
  * is unset, and the offline recogniser when no transcription provider is named or configured.
  */
-export type Config = Readonly<Omit<Settings, 'apiKeyPepper' | 'transcribeProviders'> & { apiKeyPepper: string; transcribeProviders: readonly string[] }>;
+export type Config = Readonly<
+  Omit<Settings, 'apiKeyPepper' | 'transcribeProviders'> & { apiKeyPepper: string; transcribeProviders: readonly string[] }
+>;
 
 /** What one reading of the environment found: the settings when they are valid, and every problem. */
 export interface ConfigReading {
@@ -331,7 +452,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Settings {
 function numberProblem(issue: z.core.$ZodRawIssue): string | null {
   if (issue.code === 'invalid_type' && issue.expected === 'number') return 'must be a number';
   if (issue.code === 'invalid_type' && issue.expected === 'int') return 'must be a whole number';
-  if (issue.code === 'too_small' && issue.origin === 'number') return `must be ${issue.inclusive ? 'at least' : 'more than'} ${issue.minimum}`;
+  if (issue.code === 'too_small' && issue.origin === 'number')
+    return `must be ${issue.inclusive ? 'at least' : 'more than'} ${issue.minimum}`;
   if (issue.code === 'too_big' && issue.origin === 'number') return `must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}`;
   return null;
 }

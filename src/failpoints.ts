@@ -27,7 +27,10 @@ type Armed = Map<string, number>;
 /** Reads `name=crash@N,...`; throws on anything else, so that a test's typo is not a silent no-op. */
 export function parseFailpoints(spec: string): Armed {
   const armed: Armed = new Map();
-  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([\w.-]+)=crash(?:@([1-9]\d*))?$/.exec(part);
     if (!m) throw new Error(`${FAILPOINTS_VARIABLE}: "${part}" is not name=crash@N`);
     armed.set(m[1], Number(m[2] ?? 1));

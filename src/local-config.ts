@@ -40,7 +40,10 @@ function prepare(settings: Settings): { transcribeProviders: readonly string[] }
       apiKeyPepper = localPepper(settings.dataDir);
     } catch (err) {
       const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      return { transcribeProviders, problem: { field: 'API_KEY_PEPPER', message: `unset, and no generated one could be kept in MEDIAGATE_DATA_DIR (${reason})` } };
+      return {
+        transcribeProviders,
+        problem: { field: 'API_KEY_PEPPER', message: `unset, and no generated one could be kept in MEDIAGATE_DATA_DIR (${reason})` },
+      };
     }
   }
   return { transcribeProviders, config: Object.freeze({ ...settings, apiKeyPepper, transcribeProviders }) };

@@ -80,7 +80,10 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
   const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
   const keyCache = new ApiKeyCache(config.apiKeyCacheMs, notifications);
   // A hold refused for a revoked key means this instance's cache missed the news.
-  const ledger = new LedgerService(hot, { batchWindowMs: config.ledgerBatchWindowMs, onKeyRevoked: (apiKeyId) => keyCache.forget({ apiKeyId }) });
+  const ledger = new LedgerService(hot, {
+    batchWindowMs: config.ledgerBatchWindowMs,
+    onKeyRevoked: (apiKeyId) => keyCache.forget({ apiKeyId }),
+  });
   const apiKeys = new ApiKeyService(em, config.apiKeyPepper, hot, keyCache);
   const accounts = new AccountService(em, ledger, readEm);
   // One verifier for Bearer tokens and the account page's exchange: one key cache, one discovery.
@@ -133,7 +136,14 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
       new CreditUsageRepository(readEm),
       new AccountUsageRepository(readEm),
     ),
-    parse: new ParseService({ config, runner, client, log: failoverLog, breakers, providers: buildParseProviders(config, client, metrics) }),
+    parse: new ParseService({
+      config,
+      runner,
+      client,
+      log: failoverLog,
+      breakers,
+      providers: buildParseProviders(config, client, metrics),
+    }),
     transcription: new TranscriptionService({
       config,
       runner,
@@ -167,7 +177,8 @@ export async function createHttpApp(services: Services, orm: MikroORM): Promise<
 /** The queue's workers for this process: queued transcriptions, and webhook deliveries apart from them. */
 export async function startWorkers(services: Services, queue: JobQueue): Promise<void> {
   // WORKER_CONCURRENCY=0: this process leaves queued transcriptions to separate workers.
-  if (services.config.workerConcurrency > 0) await queue.work((jobId) => services.transcription.runJob(jobId), services.config.workerConcurrency);
+  if (services.config.workerConcurrency > 0)
+    await queue.work((jobId) => services.transcription.runJob(jobId), services.config.workerConcurrency);
   await queue.workWebhooks((message) => services.webhooks.deliver(message));
 }
 

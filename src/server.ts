@@ -69,7 +69,14 @@ export async function startWorker(config: Config, log: Logger = createLogger(con
  * with its hold, a caller still waiting is answered 503 and its hold released), and close the
  * database last. With nothing long-running, it ends as soon as the last request is answered.
  */
-async function shutdown(parts: { config: Config; log: Logger; app?: FastifyInstance; queue: JobQueue; services: Services; db: Database }): Promise<void> {
+async function shutdown(parts: {
+  config: Config;
+  log: Logger;
+  app?: FastifyInstance;
+  queue: JobQueue;
+  services: Services;
+  db: Database;
+}): Promise<void> {
   const { config, log, app, queue, services, db } = parts;
   const http = app?.close() ?? Promise.resolve();
   const finished = Promise.all([http, queue.drain()]);
@@ -93,7 +100,13 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
   try {
-    return await Promise.race([promise.then(() => true, () => true), timeout]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -24,17 +24,25 @@ export async function startTelemetry(config: Config): Promise<void> {
   // those packages require (pg/lib/client.js, pg-pool, graphql/execution/execute.js...). Fastify and
   // undici report through diagnostics_channel; http is a builtin. An instrumentation of a package
   // that is ESM throughout would need `module.register('@opentelemetry/instrumentation/hook.mjs')`.
-  const [{ SpanKind, context, trace }, { NodeSDK, core, tracing }, { OTLPTraceExporter }, { HttpInstrumentation }, { FastifyOtelInstrumentation }, { GraphQLInstrumentation }, { PgInstrumentation }, { UndiciInstrumentation }] =
-    await Promise.all([
-      import('@opentelemetry/api'),
-      import('@opentelemetry/sdk-node'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/instrumentation-http'),
-      import('@fastify/otel'),
-      import('@opentelemetry/instrumentation-graphql'),
-      import('@opentelemetry/instrumentation-pg'),
-      import('@opentelemetry/instrumentation-undici'),
-    ]);
+  const [
+    { SpanKind, context, trace },
+    { NodeSDK, core, tracing },
+    { OTLPTraceExporter },
+    { HttpInstrumentation },
+    { FastifyOtelInstrumentation },
+    { GraphQLInstrumentation },
+    { PgInstrumentation },
+    { UndiciInstrumentation },
+  ] = await Promise.all([
+    import('@opentelemetry/api'),
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@fastify/otel'),
+    import('@opentelemetry/instrumentation-graphql'),
+    import('@opentelemetry/instrumentation-pg'),
+    import('@opentelemetry/instrumentation-undici'),
+  ]);
   const redact = redactor(secretsOf(config));
   const started = new NodeSDK({
     serviceName: config.telemetry.serviceName,
@@ -45,7 +53,9 @@ export async function startTelemetry(config: Config): Promise<void> {
     // the queue's polling) starts none, whatever instrumentation sees it.
     sampler: new tracing.ParentBasedSampler({
       root: {
-        shouldSample: (_context, _traceId, _name, kind) => ({ decision: kind === SpanKind.SERVER ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.NOT_RECORD }),
+        shouldSample: (_context, _traceId, _name, kind) => ({
+          decision: kind === SpanKind.SERVER ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.NOT_RECORD,
+        }),
         toString: () => 'IncomingRequestsOnly',
       },
     }),
@@ -120,7 +130,10 @@ class RedactingExporter implements tracing.SpanExporter {
   ) {}
 
   export(spans: tracing.ReadableSpan[], done: (result: core.ExportResult) => void): void {
-    this.inner.export(spans.map((span) => this.redacted(span)), done);
+    this.inner.export(
+      spans.map((span) => this.redacted(span)),
+      done,
+    );
   }
 
   shutdown(): Promise<void> {
@@ -152,9 +165,15 @@ function secretsOf(config: Config): string[] {
       return '';
     }
   });
-  return [config.apiKeyPepper, config.openai.apiKey, config.deepgram.apiKey, config.assemblyai.apiKey, config.cobalt.apiKey, config.metricsToken, ...passwords].filter(
-    (s): s is string => !!s && s.length >= 6,
-  );
+  return [
+    config.apiKeyPepper,
+    config.openai.apiKey,
+    config.deepgram.apiKey,
+    config.assemblyai.apiKey,
+    config.cobalt.apiKey,
+    config.metricsToken,
+    ...passwords,
+  ].filter((s): s is string => !!s && s.length >= 6);
 }
 
 const REDACTED = 'REDACTED';

@@ -29,7 +29,14 @@ type SubtitleFormat = 'srt' | 'vtt' | 'json';
 // ---- parse ------------------------------------------------------------------------------------
 
 interface ParseBody {
-  media?: { url?: string; kind?: string; container?: string | null; height?: number | null; hasAudio?: boolean | null; audio?: { url?: string } | null };
+  media?: {
+    url?: string;
+    kind?: string;
+    container?: string | null;
+    height?: number | null;
+    hasAudio?: boolean | null;
+    audio?: { url?: string } | null;
+  };
   items?: unknown[];
   itemsTotal?: number;
   metadata?: { title?: string | null };
@@ -137,8 +144,17 @@ interface TranscribeOptions {
   out?: string;
 }
 
-async function transcribe(c: Connection, mediaUrl: string, o: TranscribeOptions, asJson: boolean, running: { jobId: string | null; progress: Progress | null }): Promise<void> {
-  const started = await call(c, 'POST', '/api/transcribe', { body: { mediaUrl, language: o.language }, headers: { prefer: 'respond-async' } });
+async function transcribe(
+  c: Connection,
+  mediaUrl: string,
+  o: TranscribeOptions,
+  asJson: boolean,
+  running: { jobId: string | null; progress: Progress | null },
+): Promise<void> {
+  const started = await call(c, 'POST', '/api/transcribe', {
+    body: { mediaUrl, language: o.language },
+    headers: { prefer: 'respond-async' },
+  });
   const first = await json<JobView & Record<string, unknown>>(started);
   let transcription: Record<string, unknown>;
   if (started.status === 202) {

@@ -58,7 +58,8 @@ function human(report: ConfigCheckReport, problems: ConfigProblem[]): string {
   const lines = problems.map((p) => `problem  ${p.field}: ${p.message}`);
   if (lines.length) lines.push('');
   lines.push('configuration (secrets masked):');
-  for (const [name, value] of Object.entries(report.config)) lines.push(`  ${name}=${value === null ? '(unset)' : Array.isArray(value) ? value.join(',') : String(value)}`);
+  for (const [name, value] of Object.entries(report.config))
+    lines.push(`  ${name}=${value === null ? '(unset)' : Array.isArray(value) ? value.join(',') : String(value)}`);
   lines.push('');
   if (problems.length) lines.push('checks: not run until the configuration is valid');
   for (const c of report.checks) lines.push(`${c.ok ? 'ok     ' : 'problem'}  ${c.name}: ${c.detail}`);
@@ -71,7 +72,8 @@ function human(report: ConfigCheckReport, problems: ConfigProblem[]): string {
 export function maskValue(name: string, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if ((SECRET_VARIABLES as readonly string[]).includes(name)) return MASK;
-  if (typeof value === 'string' && (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /(_URL|_ENDPOINT|_ISSUER)$/.test(name))) return maskUrl(value);
+  if (typeof value === 'string' && (/^[a-z][a-z0-9+.-]*:\/\//i.test(value) || /(_URL|_ENDPOINT|_ISSUER)$/.test(name)))
+    return maskUrl(value);
   return value;
 }
 
@@ -127,10 +129,14 @@ async function runChecks(config: Config): Promise<Check[]> {
   ];
   if (config.parseProviders.includes('ytdlp')) pending.push(engine('yt-dlp', config.ytdlpPath, ['--version']));
   if (config.transcribeProviders.includes('local')) pending.push(engine('pocketsphinx', config.pocketsphinxPath, null));
-  if (config.databaseReadUrl) pending.push(query(config.databaseReadUrl, 'PostgreSQL (analysts\' reads)', 'database replica'));
+  if (config.databaseReadUrl) pending.push(query(config.databaseReadUrl, "PostgreSQL (analysts' reads)", 'database replica'));
   if (config.redisUrl) pending.push(redis(config.redisUrl));
   if (config.parseProviders.includes('cobalt') && config.cobalt.apiUrl) pending.push(reachable('cobalt', config.cobalt.apiUrl));
-  const bases: Record<string, string> = { openai: config.openai.baseUrl, deepgram: config.deepgram.baseUrl, assemblyai: config.assemblyai.baseUrl };
+  const bases: Record<string, string> = {
+    openai: config.openai.baseUrl,
+    deepgram: config.deepgram.baseUrl,
+    assemblyai: config.assemblyai.baseUrl,
+  };
   for (const name of config.transcribeProviders) if (bases[name]) pending.push(reachable(name, bases[name]));
   if (config.oidc) pending.push(oidc(config.oidc.issuer, config.oidc.jwksUrl));
   if (config.telemetry) pending.push(reachable('traces', config.telemetry.endpoint));
@@ -151,13 +157,22 @@ async function engine(name: string, command: string, args: string[] | null): Pro
     return ok(name, `${stdout.split('\n')[0].trim().slice(0, 100)} (${path})`);
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: string | number };
-    return problem(name, e.killed ? `${path} did not answer within ${TIMEOUT_MS / 1000} s` : `${path} failed to run (${e.code ?? e.message})`);
+    return problem(
+      name,
+      e.killed ? `${path} did not answer within ${TIMEOUT_MS / 1000} s` : `${path} failed to run (${e.code ?? e.message})`,
+    );
   }
 }
 
 /** An executable path: the command itself when it names a file, else the first match on PATH. */
 async function locate(command: string): Promise<string | null> {
-  const candidates = isAbsolute(command) || command.includes('/') ? [command] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, command));
+  const candidates =
+    isAbsolute(command) || command.includes('/')
+      ? [command]
+      : (process.env.PATH ?? '')
+          .split(delimiter)
+          .filter(Boolean)
+          .map((dir) => join(dir, command));
   for (const candidate of candidates) {
     try {
       await access(candidate, constants.X_OK);
@@ -195,7 +210,9 @@ async function query(connectionString: string, label: string, name = 'database')
   client.on('error', () => {});
   try {
     await client.connect();
-    const { rows } = await client.query<{ version: string; replica: boolean }>(`select 1, current_setting('server_version') as version, pg_is_in_recovery() as replica`);
+    const { rows } = await client.query<{ version: string; replica: boolean }>(
+      `select 1, current_setting('server_version') as version, pg_is_in_recovery() as replica`,
+    );
     const role = name === 'database' ? '' : rows[0].replica ? ' (a replica, in recovery)' : ' (not in recovery: a primary)';
     return ok(name, `${label} ${rows[0].version} at ${maskUrl(connectionString)} answered select 1${role}`);
   } catch (err) {
@@ -206,7 +223,15 @@ async function query(connectionString: string, label: string, name = 'database')
 }
 
 async function redis(url: string): Promise<Check> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: TIMEOUT_MS, commandTimeout: TIMEOUT_MS, maxRetriesPerRequest: 0, enableOfflineQueue: false, enableReadyCheck: false, retryStrategy: () => null });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: TIMEOUT_MS,
+    commandTimeout: TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    enableReadyCheck: false,
+    retryStrategy: () => null,
+  });
   // The connection's own error says why (refused, DNS); connect() only learns that it closed.
   let failure: unknown = null;
   client.on('error', (err) => {

@@ -48,12 +48,18 @@ export function connect(o: ConnectionOptions, signal: AbortSignal): Connection {
     throw new ClientError('INVALID_INPUT', '--api (or MEDIAGATE_API_URL) must be an http(s) URL', 2);
   }
   // fetch refuses such URLs, and whatever is in them would be printed with the address.
-  if (url.username || url.password) throw new ClientError('INVALID_INPUT', '--api (or MEDIAGATE_API_URL) must not hold a user or password', 2);
+  if (url.username || url.password)
+    throw new ClientError('INVALID_INPUT', '--api (or MEDIAGATE_API_URL) must not hold a user or password', 2);
   return { api, key, signal };
 }
 
 /** One call to the gateway; any non-2xx answer becomes a ClientError carrying the contract's error body. */
-export async function call(c: Connection, method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
+export async function call(
+  c: Connection,
+  method: string,
+  path: string,
+  opts: { body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Response> {
   // A Location header is a path on the gateway; resolve it as a browser would.
   const url = /^https?:\/\//i.test(path) ? path : path.startsWith('/') ? new URL(path, c.api + '/').toString() : `${c.api}/${path}`;
   let res: Response;
@@ -97,4 +103,3 @@ export async function json<T>(res: Response): Promise<T> {
     throw new ClientError('BAD_RESPONSE', `${res.url} answered ${res.status} with something that is not JSON`);
   }
 }
-

@@ -59,13 +59,26 @@ function human(out: unknown, indent = ''): string {
   if (out && typeof out === 'object' && !(out instanceof Date)) {
     return Object.entries(out)
       .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => (v && typeof v === 'object' && !(v instanceof Date) ? `${indent}${k}:\n${human(v, indent + '  ')}` : `${indent}${k}: ${v instanceof Date ? v.toISOString() : v}`))
+      .map(([k, v]) =>
+        v && typeof v === 'object' && !(v instanceof Date)
+          ? `${indent}${k}:\n${human(v, indent + '  ')}`
+          : `${indent}${k}: ${v instanceof Date ? v.toISOString() : v}`,
+      )
       .join('\n');
   }
   return `${indent}${String(out)}`;
 }
 
-const keyView = (k: { id: string; accountId: string; name: string; last4: string; scopes: string[]; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null }) => ({
+const keyView = (k: {
+  id: string;
+  accountId: string;
+  name: string;
+  last4: string;
+  scopes: string[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}) => ({
   id: k.id,
   accountId: k.accountId,
   name: k.name,
@@ -94,7 +107,8 @@ program
   .description('work queued transcriptions without serving HTTP (serve works them too)')
   .action(async () => {
     const config = prepareConfig(loadConfig());
-    if (config.workerConcurrency === 0) throw new ConfigError(['WORKER_CONCURRENCY: a worker needs at least 1 (0 is for `serve` beside separate workers)']);
+    if (config.workerConcurrency === 0)
+      throw new ConfigError(['WORKER_CONCURRENCY: a worker needs at least 1 (0 is for `serve` beside separate workers)']);
     const log = createLogger(config);
     const { startWorker, stopOnSignals } = await serverSide();
     stopOnSignals(await startWorker(config, log), log);
@@ -124,7 +138,9 @@ account
   .option('--membership-days <d>', 'start a membership for D days', int('membership-days'))
   .option('--role <role...>', 'analyst or admin: may read across accounts')
   .action((o: { name: string; email?: string; credits?: number; membershipDays?: number; role?: string[] }) =>
-    withServices((s) => s.accounts.create({ name: o.name, email: o.email, credits: o.credits, membershipDays: o.membershipDays, roles: o.role })),
+    withServices((s) =>
+      s.accounts.create({ name: o.name, email: o.email, credits: o.credits, membershipDays: o.membershipDays, roles: o.role }),
+    ),
   );
 
 account
@@ -157,7 +173,8 @@ program
   .action((accountId: string, amount: string, o: { reason?: string }) =>
     withServices(async (s) => {
       await s.accounts.view(accountId);
-      if (!/^\d+$/.test(amount)) throw new AppError('INVALID_INPUT', 'amount must be a positive whole number.', { amount: 'must be a positive integer' });
+      if (!/^\d+$/.test(amount))
+        throw new AppError('INVALID_INPUT', 'amount must be a positive whole number.', { amount: 'must be a positive integer' });
       const available = await s.ledger.grant(accountId, Number(amount), o.reason ?? null);
       return { accountId, granted: Number(amount), available };
     }),

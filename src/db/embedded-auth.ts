@@ -205,7 +205,12 @@ function clientFirst(body: Buffer, keys: ScramKeys): Exchange {
   const parsed = /^([ny],(?:a=[^,]*)?,)(n=[^,]*,r=([\x21-\x2b\x2d-\x7e]+)(?:,[\s\S]*)?)$/.exec(body.toString('utf8', mechanismEnd + 5));
   if (!parsed) throw violation('malformed SCRAM message');
   const nonce = parsed[3] + randomBytes(18).toString('base64');
-  return { gs2Header: parsed[1], clientFirstBare: parsed[2], nonce, serverFirst: `r=${nonce},s=${keys.salt.toString('base64')},i=${ITERATIONS}` };
+  return {
+    gs2Header: parsed[1],
+    clientFirstBare: parsed[2],
+    nonce,
+    serverFirst: `r=${nonce},s=${keys.salt.toString('base64')},i=${ITERATIONS}`,
+  };
 }
 
 /** A SASLResponse: the client-final-message, checked against the exchange; the AuthMessage when the proof is right. */
@@ -262,7 +267,8 @@ function errorResponse(code: string, message: string): Buffer {
  * NUL-terminated strings, then a NUL), printable characters only (it goes into an error message).
  */
 function startupUser(message: Buffer): string {
-  if (message.length < 9 || message[message.length - 1] !== 0) throw violation('invalid startup packet layout: expected terminator as last byte');
+  if (message.length < 9 || message[message.length - 1] !== 0)
+    throw violation('invalid startup packet layout: expected terminator as last byte');
   const parts = message.toString('utf8', 8, message.length - 1).split('\0');
   // Pairs, then the final NUL: an odd count means a name without a value, an empty name is the terminator and must come last.
   const layoutOk = parts.length % 2 === 1 && parts.every((part, i) => (i === parts.length - 1 ? part === '' : i % 2 === 1 || part !== ''));

@@ -35,7 +35,10 @@ interface Announcement {
  * written to the data directory so `mediagate` commands reach the database through this process while
  * it runs: only one process may own a PGlite directory.
  */
-export async function startEmbedded(dataDir: string | null, options: { announce?: boolean; loadDataDir?: Blob } = {}): Promise<EmbeddedDatabase> {
+export async function startEmbedded(
+  dataDir: string | null,
+  options: { announce?: boolean; loadDataDir?: Blob } = {},
+): Promise<EmbeddedDatabase> {
   let db: PGlite;
   if (dataDir) {
     // PGlite does not create parent folders.
@@ -101,12 +104,15 @@ export function findRunningEmbedded(dataDir: string): string | null {
     password = readFileSync(passwordFile(dataDir), 'utf8').trim();
   } catch (err) {
     // Never fall back to opening the directory: the running server owns it.
-    throw new Error(`A mediagate server runs on ${dataDir}, but its database password cannot be read (${(err as NodeJS.ErrnoException).code ?? err}).`);
+    throw new Error(
+      `A mediagate server runs on ${dataDir}, but its database password cannot be read (${(err as NodeJS.ErrnoException).code ?? err}).`,
+    );
   }
   return clientUrl(a.host, a.port, password);
 }
 
-const clientUrl = (host: string, port: number, password: string) => `postgresql://postgres:${encodeURIComponent(password)}@${host}:${port}/postgres`;
+const clientUrl = (host: string, port: number, password: string) =>
+  `postgresql://postgres:${encodeURIComponent(password)}@${host}:${port}/postgres`;
 
 /** The data directory's password, generated the first time (mode 0600). */
 function ensurePassword(dataDir: string): string {

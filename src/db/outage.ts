@@ -5,7 +5,8 @@ const LOST_STATES = /^(08[0-9A-Z]{3}|57P0[1-3]|53300)$/;
 /** The socket to the database broke (node's codes; other layers wrap their own network errors). */
 const LOST_SOCKET = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTCONN']);
 /** What pg and its pool say when a connection is gone, without a code. */
-const LOST_MESSAGES = /^(Connection terminated|Client (has encountered a connection error|was closed) and is not queryable|timeout exceeded when trying to connect)/;
+const LOST_MESSAGES =
+  /^(Connection terminated|Client (has encountered a connection error|was closed) and is not queryable|timeout exceeded when trying to connect)/;
 
 /**
  * A request that failed because its database connection was lost (killed by an operator, a restart,
@@ -30,4 +31,5 @@ export function databaseUnavailable(err: unknown): AppError | null {
   return null;
 }
 
-const unavailable = () => new AppError('PROVIDER_UNAVAILABLE', 'The service lost its database connection; send the request again in a moment.');
+const unavailable = () =>
+  new AppError('PROVIDER_UNAVAILABLE', 'The service lost its database connection; send the request again in a moment.');

@@ -3,5 +3,10 @@ export const isUuid = (v: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]
 
 /** A text[] column from a raw query, which may arrive as an array or in Postgres's `{a,b}` text form. */
 export function textArray(v: string[] | string): string[] {
-  return Array.isArray(v) ? v : v.replace(/^\{|\}$/g, '').split(',').filter(Boolean);
+  return Array.isArray(v)
+    ? v
+    : v
+        .replace(/^\{|\}$/g, '')
+        .split(',')
+        .filter(Boolean);
 }

@@ -1,7 +1,8 @@
 /** Example bodies of the OpenAPI document: one harbour video, parsed, transcribed and queued. */
 
 export const SRT_EXAMPLE = '1\n00:00:00,000 --> 00:00:02,480\nThe harbour at dawn.\n\n2\n00:00:02,480 --> 00:00:05,100\nBoats head out.\n';
-export const VTT_EXAMPLE = 'WEBVTT\n\n1\n00:00:00.000 --> 00:00:02.480\nThe harbour at dawn.\n\n2\n00:00:02.480 --> 00:00:05.100\nBoats head out.\n';
+export const VTT_EXAMPLE =
+  'WEBVTT\n\n1\n00:00:00.000 --> 00:00:02.480\nThe harbour at dawn.\n\n2\n00:00:02.480 --> 00:00:05.100\nBoats head out.\n';
 export const PARSE_EXAMPLE = {
   id: '0b7e2f52-4c1d-4a8e-9f3a-2d6c5b4a3e21',
   status: 'SUCCEEDED',
@@ -26,7 +27,14 @@ export const PARSE_EXAMPLE = {
   items: [],
   itemsTotal: 0,
   cover: { url: 'https://cdn.video.example/harbour.jpg', width: 1280, height: 720 },
-  metadata: { title: 'Harbour at dawn', author: 'Ana', durationSeconds: 12.5, publishedAt: '2026-01-31T06:00:00Z', description: null, site: 'Video Example' },
+  metadata: {
+    title: 'Harbour at dawn',
+    author: 'Ana',
+    durationSeconds: 12.5,
+    publishedAt: '2026-01-31T06:00:00Z',
+    description: null,
+    site: 'Video Example',
+  },
   provider: 'builtin',
   credits: { charged: 1, balance: 41 },
 };

@@ -12,7 +12,20 @@ const dateTime = { type: 'string', format: 'date-time' };
 const mediaFormat = {
   type: 'object',
   description: 'A direct media URL and what is known of it; null means unknown, never a guess.',
-  required: ['url', 'kind', 'container', 'width', 'height', 'bitrate', 'codecs', 'durationSeconds', 'hasAudio', 'hasVideo', 'expiresAt', 'headers'],
+  required: [
+    'url',
+    'kind',
+    'container',
+    'width',
+    'height',
+    'bitrate',
+    'codecs',
+    'durationSeconds',
+    'hasAudio',
+    'hasVideo',
+    'expiresAt',
+    'headers',
+  ],
   properties: {
     url: { type: 'string', format: 'uri', description: 'the direct media URL (a file, or an HLS/DASH manifest)' },
     kind: { type: 'string', enum: ['video', 'audio', 'image'] },
@@ -65,7 +78,21 @@ const credits = {
 
 const parseResponse = {
   type: 'object',
-  required: ['id', 'status', 'url', 'mode', 'quality', 'media', 'alternatives', 'items', 'itemsTotal', 'cover', 'metadata', 'provider', 'credits'],
+  required: [
+    'id',
+    'status',
+    'url',
+    'mode',
+    'quality',
+    'media',
+    'alternatives',
+    'items',
+    'itemsTotal',
+    'cover',
+    'metadata',
+    'provider',
+    'credits',
+  ],
   properties: {
     id: { type: 'string', format: 'uuid', description: 'the job id (GET /api/jobs/{id})' },
     status: { type: 'string', enum: ['SUCCEEDED'] },
@@ -73,9 +100,20 @@ const parseResponse = {
     mode: { type: 'string', enum: ['auto', 'audio', 'mute'] },
     quality: { type: 'string', enum: ['max', '1080', '720', '480'], description: 'the quality applied (the default when none was asked)' },
     media: { $ref: '#/components/schemas/MediaFormat' },
-    alternatives: { type: 'array', items: { $ref: '#/components/schemas/MediaFormat' }, description: 'the other formats, same shape as media' },
-    items: { type: 'array', items: { $ref: '#/components/schemas/ParseItem' }, description: 'multi-item posts: one entry per item, in page order (empty for a single media)' },
-    itemsTotal: { type: 'integer', description: 'items the post has (0 for a single media); more than items when capped (PARSE_MAX_ITEMS)' },
+    alternatives: {
+      type: 'array',
+      items: { $ref: '#/components/schemas/MediaFormat' },
+      description: 'the other formats, same shape as media',
+    },
+    items: {
+      type: 'array',
+      items: { $ref: '#/components/schemas/ParseItem' },
+      description: 'multi-item posts: one entry per item, in page order (empty for a single media)',
+    },
+    itemsTotal: {
+      type: 'integer',
+      description: 'items the post has (0 for a single media); more than items when capped (PARSE_MAX_ITEMS)',
+    },
     cover: nullable({ $ref: '#/components/schemas/Cover' }),
     metadata: {
       type: 'object',
@@ -152,14 +190,36 @@ const webhookAttempt = {
 const job = {
   type: 'object',
   description: 'A parse or transcription task, as GET /api/jobs/{id} shows it and webhooks deliver it',
-  required: ['id', 'operation', 'status', 'progress', 'input', 'result', 'error', 'requestId', 'provider', 'creditsHeld', 'creditsCharged', 'createdAt', 'startedAt', 'finishedAt', 'deadlineAt', 'webhook'],
+  required: [
+    'id',
+    'operation',
+    'status',
+    'progress',
+    'input',
+    'result',
+    'error',
+    'requestId',
+    'provider',
+    'creditsHeld',
+    'creditsCharged',
+    'createdAt',
+    'startedAt',
+    'finishedAt',
+    'deadlineAt',
+    'webhook',
+  ],
   properties: {
     id: { type: 'string', format: 'uuid' },
     operation: { type: 'string', enum: ['PARSE', 'TRANSCRIBE'] },
     status: { type: 'string', enum: [...JOB_STATUSES], description: 'QUEUED → RUNNING → SUCCEEDED | FAILED, or CANCELED' },
     progress: { type: 'number', minimum: 0, maximum: 1, description: 'share of the media done, 0 to 1' },
     input: { type: 'object', additionalProperties: true, description: 'the request body, as validated' },
-    result: nullable({ type: 'object', additionalProperties: true, description: 'once SUCCEEDED: exactly the body the waiting call answers (ParseResponse or TranscriptionResponse), credits.balance as at the capture; null before' }),
+    result: nullable({
+      type: 'object',
+      additionalProperties: true,
+      description:
+        'once SUCCEEDED: exactly the body the waiting call answers (ParseResponse or TranscriptionResponse), credits.balance as at the capture; null before',
+    }),
     error: nullable({
       type: 'object',
       description: 'once FAILED or CANCELED: why, with a code from the error table (CANCELED for a job the caller canceled)',
@@ -176,7 +236,8 @@ const job = {
     deadlineAt: { type: 'string', format: 'date-time', description: 'past it the job fails (PROVIDER_TIMEOUT) and its hold is released' },
     webhook: nullable({
       type: 'object',
-      description: 'the webhookUrl the job was started with and each delivery attempt so far (attempts need the read scope: listed empty for a key without it); null without one',
+      description:
+        'the webhookUrl the job was started with and each delivery attempt so far (attempts need the read scope: listed empty for a key without it); null without one',
       required: ['url', 'attempts'],
       properties: { url: str, attempts: { type: 'array', items: { $ref: '#/components/schemas/WebhookAttempt' } } },
     }),
@@ -194,7 +255,11 @@ const errorBody = {
       properties: {
         code: { type: 'string', enum: ERROR_CODES, description: 'stable; branch on it (the message may change)' },
         message: { type: 'string', description: 'for people' },
-        details: { type: 'object', additionalProperties: true, description: 'per code: the bad fields (INVALID_INPUT), required and available (INSUFFICIENT_CREDITS), ...' },
+        details: {
+          type: 'object',
+          additionalProperties: true,
+          description: 'per code: the bad fields (INVALID_INPUT), required and available (INSUFFICIENT_CREDITS), ...',
+        },
         requestId: { type: 'string', description: 'the x-request-id of this response, to quote in a support request' },
       },
     },
@@ -214,7 +279,10 @@ const session = {
 const readiness = {
   type: 'object',
   required: ['status'],
-  properties: { status: { type: 'string', enum: ['ready', 'unavailable'] }, reason: { type: 'string', description: 'what is not ready, e.g. database' } },
+  properties: {
+    status: { type: 'string', enum: ['ready', 'unavailable'] },
+    reason: { type: 'string', description: 'what is not ready, e.g. database' },
+  },
 };
 
 export const SCHEMAS = {

@@ -13,7 +13,11 @@ const SESSION_SET = {
     description: `${SESSION_COOKIE_NAME}=<id>; Max-Age=SESSION_HOURS; Path=/; HttpOnly; Secure; SameSite=Strict (mg_session without Secure only outside production with a plain-http PUBLIC_URL on another host)`,
   },
 };
-const LINK_TOKEN = { type: 'object', required: ['token'], properties: { token: { type: 'string', description: 'from the link: /account/#login=<token>' } } };
+const LINK_TOKEN = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string', description: 'from the link: /account/#login=<token>' } },
+};
 const LINK_INVALID_INPUT = { message: 'Send { "token": "<the login link token>" }.', details: { token: 'required string' } };
 const LINK_REFUSED = 'This login link is not valid: it is unknown, already used or expired. Ask for a new one.';
 const CSRF_REFUSED = { message: 'Missing or wrong CSRF token.' };
@@ -48,7 +52,8 @@ export const ACCOUNT_PATHS = {
     post: {
       operationId: 'peekLoginLink',
       tags: ['account area'],
-      summary: "Which account a login link's token would sign in, without spending it, and the browser's current session (the page asks before switching accounts)",
+      summary:
+        "Which account a login link's token would sign in, without spending it, and the browser's current session (the page asks before switching accounts)",
       security: [],
       parameters: [ref('parameters', 'RequestId')],
       requestBody: { required: true, content: json(LINK_TOKEN) },
@@ -66,7 +71,10 @@ export const ACCOUNT_PATHS = {
             },
           }),
         },
-        ...errorResponses(['INVALID_INPUT', 'UNAUTHENTICATED', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], { INVALID_INPUT: LINK_INVALID_INPUT, UNAUTHENTICATED: { message: LINK_REFUSED } }),
+        ...errorResponses(['INVALID_INPUT', 'UNAUTHENTICATED', 'UNSUPPORTED_MEDIA_TYPE', ...ALWAYS], {
+          INVALID_INPUT: LINK_INVALID_INPUT,
+          UNAUTHENTICATED: { message: LINK_REFUSED },
+        }),
       },
     },
   },
@@ -97,7 +105,13 @@ export const ACCOUNT_PATHS = {
         '200': { description: 'The session', headers: REQUEST_ID, content: json(ref('schemas', 'Session')) },
         '204': {
           description: 'Not signed in: no cookie, or its session ended or expired (the cookie is then cleared)',
-          headers: { ...REQUEST_ID, 'Set-Cookie': { schema: text, description: 'mg_session=; Expires=Thu, 01 Jan 1970 00:00:00 GMT (only when a dead session’s cookie came)' } },
+          headers: {
+            ...REQUEST_ID,
+            'Set-Cookie': {
+              schema: text,
+              description: 'mg_session=; Expires=Thu, 01 Jan 1970 00:00:00 GMT (only when a dead session’s cookie came)',
+            },
+          },
         },
         ...errorResponses(ALWAYS),
       },
@@ -119,7 +133,11 @@ export const ACCOUNT_PATHS = {
           required: ['idToken', 'nonceVerifier'],
           properties: {
             idToken: { type: 'string', description: 'the ID token from the provider, for OIDC_AUDIENCE' },
-            nonceVerifier: { type: 'string', pattern: '^[A-Za-z0-9_-]{43,128}$', description: 'the secret whose SHA-256, base64url, is the token’s nonce' },
+            nonceVerifier: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9_-]{43,128}$',
+              description: 'the secret whose SHA-256, base64url, is the token’s nonce',
+            },
           },
         }),
       },
@@ -130,7 +148,9 @@ export const ACCOUNT_PATHS = {
             message: 'Send { "idToken": "<the ID token>", "nonceVerifier": "<the secret whose SHA-256 is its nonce>" }.',
             details: { nonceVerifier: 'required string' },
           },
-          UNAUTHENTICATED: { message: 'This sign-in is not valid: the ID token is invalid, expired, for another sign-in or already used. Sign in again.' },
+          UNAUTHENTICATED: {
+            message: 'This sign-in is not valid: the ID token is invalid, expired, for another sign-in or already used. Sign in again.',
+          },
           FORBIDDEN: CSRF_REFUSED,
         }),
       },
@@ -160,7 +180,14 @@ export const OPERATOR_PATHS = {
       summary: 'Liveness: the process answers',
       security: [],
       responses: {
-        '200': { description: 'Alive', headers: REQUEST_ID, content: json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } }, { example: { status: 'ok' } }) },
+        '200': {
+          description: 'Alive',
+          headers: REQUEST_ID,
+          content: json(
+            { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
+            { example: { status: 'ok' } },
+          ),
+        },
       },
     },
   },

@@ -38,7 +38,11 @@ const subtitles = {
 export function buildOpenApi(): Record<string, unknown> {
   // The services' own schemas, with what each field means for a reader of the reference.
   const input = (schema: z.ZodType, descriptions: Record<string, string>) => {
-    const { $schema: _drop, properties, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as { properties: Record<string, object> } & Record<string, unknown>;
+    const {
+      $schema: _drop,
+      properties,
+      ...rest
+    } = z.toJSONSchema(schema, { io: 'input' }) as { properties: Record<string, object> } & Record<string, unknown>;
     const described = Object.fromEntries(Object.entries(properties).map(([name, p]) => [name, { ...p, description: descriptions[name] }]));
     return { ...rest, properties: described };
   };
@@ -77,7 +81,9 @@ export function buildOpenApi(): Record<string, unknown> {
           requestBody: {
             required: true,
             description: 'At most 16 KiB; unknown fields are refused.',
-            content: json(ref('schemas', 'ParseRequest'), { example: { url: 'https://video.example/watch/harbour', mode: 'auto', quality: '1080' } }),
+            content: json(ref('schemas', 'ParseRequest'), {
+              example: { url: 'https://video.example/watch/harbour', mode: 'auto', quality: '1080' },
+            }),
           },
           responses: {
             '200': { description: 'Parsed', headers: LIMITED, content: json(ref('schemas', 'ParseResponse'), { example: PARSE_EXAMPLE }) },
@@ -98,7 +104,13 @@ export function buildOpenApi(): Record<string, unknown> {
             'Needs an active membership and the transcribe scope. Costs 1 credit per started minute of media by default (at least 1): the hold grows once the media’s length is known, and is released in full on failure.',
           ].join('\n'),
           parameters: [
-            { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'srt', 'vtt'] }, description: 'srt or vtt returns a subtitle file; overrides Accept' },
+            {
+              name: 'format',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', enum: ['json', 'srt', 'vtt'] },
+              description: 'srt or vtt returns a subtitle file; overrides Accept',
+            },
             ref('parameters', 'Prefer'),
             ref('parameters', 'IdempotencyKey'),
             ref('parameters', 'CsrfToken'),
@@ -107,7 +119,9 @@ export function buildOpenApi(): Record<string, unknown> {
           requestBody: {
             required: true,
             description: 'At most 16 KiB; unknown fields are refused.',
-            content: json(ref('schemas', 'TranscribeRequest'), { example: { mediaUrl: 'https://cdn.video.example/harbour-1080.mp4', language: 'en' } }),
+            content: json(ref('schemas', 'TranscribeRequest'), {
+              example: { mediaUrl: 'https://cdn.video.example/harbour-1080.mp4', language: 'en' },
+            }),
           },
           responses: {
             '200': {
@@ -116,12 +130,16 @@ export function buildOpenApi(): Record<string, unknown> {
               content: { ...json(ref('schemas', 'TranscriptionResponse'), { example: TRANSCRIPTION_EXAMPLE }), ...subtitles },
             },
             '202': {
-              description: 'Prefer: respond-async: the job, queued; poll Location (webhook attempts are listed only for a key with the read scope)',
+              description:
+                'Prefer: respond-async: the job, queued; poll Location (webhook attempts are listed only for a key with the read scope)',
               headers: { ...LIMITED, Location: ref('headers', 'Location'), 'Preference-Applied': ref('headers', 'PreferenceApplied') },
               content: json(ref('schemas', 'Job'), { example: JOB_EXAMPLE }),
             },
             ...errorResponses(WORK, {
-              INVALID_INPUT: { message: 'Invalid input: language.', details: { language: 'must be a BCP-47 or ISO-639-1 language code such as en or pt-BR' } },
+              INVALID_INPUT: {
+                message: 'Invalid input: language.',
+                details: { language: 'must be a BCP-47 or ISO-639-1 language code such as en or pt-BR' },
+              },
               NO_MEDIA_FOUND: { message: 'The media has no audio track to transcribe.', details: undefined },
               PROVIDER_UNAVAILABLE: { message: 'No provider is configured for this operation.' },
             }),
@@ -134,7 +152,16 @@ export function buildOpenApi(): Record<string, unknown> {
           tags: ['jobs'],
           summary: 'One of the caller’s jobs: status, progress, result or error, webhook attempts',
           description: 'Needs the read scope; no membership. Another account’s job is NOT_FOUND, as an unknown one.',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'the job id (id of a parse or transcription answer, or a 202’s Location)' }, ref('parameters', 'RequestId')],
+          parameters: [
+            {
+              name: 'id',
+              in: 'path',
+              required: true,
+              schema: { type: 'string', format: 'uuid' },
+              description: 'the job id (id of a parse or transcription answer, or a 202’s Location)',
+            },
+            ref('parameters', 'RequestId'),
+          ],
           responses: {
             '200': { description: 'The job', headers: LIMITED, content: json(ref('schemas', 'Job'), { example: JOB_EXAMPLE }) },
             ...errorResponses(READ),
@@ -148,9 +175,17 @@ export function buildOpenApi(): Record<string, unknown> {
           summary: 'Cancel a queued or running job: its hold is released and nothing is charged',
           description:
             'What GraphQL cancelJob does, with the same rules: needs the read scope, no membership, no body. A job that has already finished (SUCCEEDED, FAILED, CANCELED) is answered as it is, unchanged. Another account’s job is NOT_FOUND, as an unknown one.',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'the job id' }, ref('parameters', 'CsrfToken'), ref('parameters', 'RequestId')],
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'the job id' },
+            ref('parameters', 'CsrfToken'),
+            ref('parameters', 'RequestId'),
+          ],
           responses: {
-            '200': { description: 'The job after the cancel (CANCELED, creditsHeld 0), or as it finished', headers: LIMITED, content: json(ref('schemas', 'Job'), { example: CANCELED_JOB_EXAMPLE }) },
+            '200': {
+              description: 'The job after the cancel (CANCELED, creditsHeld 0), or as it finished',
+              headers: LIMITED,
+              content: json(ref('schemas', 'Job'), { example: CANCELED_JOB_EXAMPLE }),
+            },
             ...errorResponses(READ),
           },
         },
@@ -162,7 +197,14 @@ export function buildOpenApi(): Record<string, unknown> {
           summary: 'The subtitles of a finished transcription job: {id}.srt or {id}.vtt',
           description: 'Needs the read scope. The extension picks the format, whatever Accept says.',
           parameters: [
-            { name: 'file', in: 'path', required: true, schema: { type: 'string', pattern: '^.+\\.(srt|vtt)$' }, description: 'the job id followed by .srt or .vtt', example: '5d9c1e0a-7b3f-4f62-8a1d-9e4b2c6f0a13.srt' },
+            {
+              name: 'file',
+              in: 'path',
+              required: true,
+              schema: { type: 'string', pattern: '^.+\\.(srt|vtt)$' },
+              description: 'the job id followed by .srt or .vtt',
+              example: '5d9c1e0a-7b3f-4f62-8a1d-9e4b2c6f0a13.srt',
+            },
             ref('parameters', 'RequestId'),
           ],
           responses: {
@@ -178,16 +220,44 @@ export function buildOpenApi(): Record<string, unknown> {
           summary: 'The credit history as CSV (the creditHistory filters), newest first, streamed',
           description: 'Needs the read scope. Another account’s history is for analysts and admins (403 FORBIDDEN otherwise).',
           parameters: [
-            { name: 'accountId', in: 'query', required: false, schema: { type: 'string', format: 'uuid' }, description: 'another account (analysts and admins); default the caller’s own' },
-            { name: 'from', in: 'query', required: false, schema: { type: 'string', format: 'date-time' }, description: 'entries at or after this time (RFC 3339 with an offset; encode + as %2B)' },
-            { name: 'to', in: 'query', required: false, schema: { type: 'string', format: 'date-time' }, description: 'entries before this time' },
-            { name: 'kinds', in: 'query', required: false, schema: { type: 'string' }, description: 'comma-separated: GRANT, HOLD, CAPTURE, RELEASE, ADJUST, EXPIRE' },
+            {
+              name: 'accountId',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', format: 'uuid' },
+              description: 'another account (analysts and admins); default the caller’s own',
+            },
+            {
+              name: 'from',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', format: 'date-time' },
+              description: 'entries at or after this time (RFC 3339 with an offset; encode + as %2B)',
+            },
+            {
+              name: 'to',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', format: 'date-time' },
+              description: 'entries before this time',
+            },
+            {
+              name: 'kinds',
+              in: 'query',
+              required: false,
+              schema: { type: 'string' },
+              description: 'comma-separated: GRANT, HOLD, CAPTURE, RELEASE, ADJUST, EXPIRE',
+            },
             ref('parameters', 'RequestId'),
           ],
           responses: {
             '200': {
-              description: 'A header row (id,created_at,account_id,kind,amount,available_delta,held_delta,job_id,operation,reason), then one row per entry; UTF-8, ISO-8601 UTC times',
-              headers: { ...LIMITED, 'Content-Disposition': { schema: text, description: 'attachment; filename="credit-history-<account id>.csv"' } },
+              description:
+                'A header row (id,created_at,account_id,kind,amount,available_delta,held_delta,job_id,operation,reason), then one row per entry; UTF-8, ISO-8601 UTC times',
+              headers: {
+                ...LIMITED,
+                'Content-Disposition': { schema: text, description: 'attachment; filename="credit-history-<account id>.csv"' },
+              },
               content: {
                 'text/csv': {
                   schema: text,
@@ -198,7 +268,10 @@ export function buildOpenApi(): Record<string, unknown> {
               },
             },
             ...errorResponses(['INVALID_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', ...ALWAYS], {
-              INVALID_INPUT: { message: 'The credit history filters are not valid.', details: { from: 'must be an ISO-8601 date-time with an offset, e.g. 2026-01-31T00:00:00Z (encode + as %2B)' } },
+              INVALID_INPUT: {
+                message: 'The credit history filters are not valid.',
+                details: { from: 'must be an ISO-8601 date-time with an offset, e.g. 2026-01-31T00:00:00Z (encode + as %2B)' },
+              },
               FORBIDDEN: { message: 'Only analysts and admins may read across accounts.' },
             }),
           },
@@ -209,7 +282,12 @@ export function buildOpenApi(): Record<string, unknown> {
     },
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'An API key (mg_live_<id>_<secret>), or a frontend’s OpenID Connect token when OIDC_ISSUER is set (with the scopes parse, transcribe and read: never keys)' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API key (mg_live_<id>_<secret>), or a frontend’s OpenID Connect token when OIDC_ISSUER is set (with the scopes parse, transcribe and read: never keys)',
+        },
         sessionCookie: {
           type: 'apiKey',
           in: 'cookie',
@@ -225,21 +303,24 @@ export function buildOpenApi(): Record<string, unknown> {
           in: 'header',
           required: false,
           schema: { type: 'string', minLength: 1, maxLength: 255 },
-          description: 'The same key with the same body within 24 h replays the first result and charges once; 409 IDEMPOTENCY_KEY_IN_USE while the first runs; 422 IDEMPOTENCY_KEY_REUSED with another body',
+          description:
+            'The same key with the same body within 24 h replays the first result and charges once; 409 IDEMPOTENCY_KEY_IN_USE while the first runs; 422 IDEMPOTENCY_KEY_REUSED with another body',
         },
         CsrfToken: {
           name: 'x-csrf-token',
           in: 'header',
           required: false,
           schema: text,
-          description: "Required with the account area's session cookie (not with a Bearer token): the session's csrfToken; without it 403 FORBIDDEN and nothing is done",
+          description:
+            "Required with the account area's session cookie (not with a Bearer token): the session's csrfToken; without it 403 FORBIDDEN and nothing is done",
         },
         RequestId: {
           name: 'x-request-id',
           in: 'header',
           required: false,
           schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' },
-          description: 'Your id for this request, kept (and echoed, logged, stored on the job) when it matches the pattern; otherwise the gateway makes one',
+          description:
+            'Your id for this request, kept (and echoed, logged, stored on the job) when it matches the pattern; otherwise the gateway makes one',
         },
         Prefer: {
           name: 'Prefer',
@@ -251,10 +332,18 @@ export function buildOpenApi(): Record<string, unknown> {
       },
       headers: {
         RequestId: { schema: text, description: 'The request id: yours when given and valid, else a UUID; also in error bodies and logs' },
-        RateLimit: { schema: text, description: 'limit=<n>, remaining=<n>, reset=<seconds> (IETF draft), for the most restrictive limit that applied', example: 'limit=120, remaining=119, reset=60' },
+        RateLimit: {
+          schema: text,
+          description: 'limit=<n>, remaining=<n>, reset=<seconds> (IETF draft), for the most restrictive limit that applied',
+          example: 'limit=120, remaining=119, reset=60',
+        },
         RateLimitPolicy: { schema: text, description: '<limit>;w=60', example: '120;w=60' },
         RetryAfter: { schema: { type: 'integer' }, description: 'Whole seconds to wait' },
-        Location: { schema: text, description: 'The job to poll: /api/jobs/{id}', example: '/api/jobs/5d9c1e0a-7b3f-4f62-8a1d-9e4b2c6f0a13' },
+        Location: {
+          schema: text,
+          description: 'The job to poll: /api/jobs/{id}',
+          example: '/api/jobs/5d9c1e0a-7b3f-4f62-8a1d-9e4b2c6f0a13',
+        },
         PreferenceApplied: { schema: { type: 'string', enum: ['respond-async'] } },
       },
       examples: errorExamples(),
@@ -262,12 +351,14 @@ export function buildOpenApi(): Record<string, unknown> {
         ParseRequest: input(parseInputSchema, {
           url: 'the public page (or direct media) URL, http(s); private and loopback addresses are refused (422 URL_NOT_ALLOWED)',
           mode: 'auto (video with its sound where there is one), audio (sound only) or mute (video without sound); default auto',
-          quality: 'the highest format at or below this height (max: the highest there is); default 1080 for members, 720 otherwise; max and 1080 need a membership',
+          quality:
+            'the highest format at or below this height (max: the highest there is); default 1080 for members, 720 otherwise; max and 1080 need a membership',
         }),
         TranscribeRequest: input(transcribeInputSchema, {
           mediaUrl: 'the media (a file or an HLS/DASH manifest), http(s); private and loopback addresses are refused (422 URL_NOT_ALLOWED)',
           language: 'the language spoken, BCP-47 or ISO-639-1 (en, pt-BR); omitted: detected',
-          webhookUrl: 'where the job is POSTed when it ends, signed per Standard Webhooks; checked like mediaUrl; needs a job queue on this instance (503 PROVIDER_UNAVAILABLE otherwise)',
+          webhookUrl:
+            'where the job is POSTed when it ends, signed per Standard Webhooks; checked like mediaUrl; needs a job queue on this instance (503 PROVIDER_UNAVAILABLE otherwise)',
         }),
         ...SCHEMAS,
       },

@@ -60,7 +60,8 @@ function localGateway(schema: GraphQLSchema, execute: Executor): Gateway {
     async load() {
       for (const listener of listeners) listener({ apiSchema: schema, coreSupergraphSdl: '' });
       return {
-        executor: (rc) => execute({ document: rc.document, operationName: rc.request.operationName, variables: rc.request.variables, context: rc.context }),
+        executor: (rc) =>
+          execute({ document: rc.document, operationName: rc.request.operationName, variables: rc.request.variables, context: rc.context }),
       };
     },
     onSchemaLoadOrUpdate(listener) {
@@ -87,7 +88,9 @@ const doorRules: ApolloServerPlugin<GqlContext> = {
     return {
       async didResolveOperation({ operation }) {
         if (operation?.operation === 'subscription') {
-          throw new GraphQLError('Subscriptions run over WebSocket (graphql-transport-ws) at /graphql, not over HTTP.', { extensions: { http: { status: 400 } } });
+          throw new GraphQLError('Subscriptions run over WebSocket (graphql-transport-ws) at /graphql, not over HTTP.', {
+            extensions: { http: { status: 400 } },
+          });
         }
       },
       async willSendResponse({ errors, response: answer }) {
@@ -103,9 +106,11 @@ const doorRules: ApolloServerPlugin<GqlContext> = {
 /** The landing page (landing-page.ts) as Apollo serves one: to a browser's GET, outside production. */
 const landingPagePlugin = (html: string): ApolloServerPlugin<GqlContext> => ({
   async serverWillStart() {
-    return { async renderLandingPage() {
-      return { html };
-    } };
+    return {
+      async renderLandingPage() {
+        return { html };
+      },
+    };
   },
 });
 
@@ -130,7 +135,11 @@ export async function startApollo(o: ApolloOptions): Promise<ApolloServer<GqlCon
     // Refused above in graphql-js's words, the same as on the WebSocket door; Apollo's rule would add its own.
     introspection: true,
     formatError: (_formatted, error) => {
-      const formatted = o.format(error instanceof GraphQLError ? error : new GraphQLError(String((error as Error)?.message ?? error), { originalError: error as Error }));
+      const formatted = o.format(
+        error instanceof GraphQLError
+          ? error
+          : new GraphQLError(String((error as Error)?.message ?? error), { originalError: error as Error }),
+      );
       // Clients that look for the code (not only the message) see why in the details.
       if (error instanceof GraphQLError && error.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND') {
         return { ...formatted, extensions: { ...formatted.extensions, details: { persistedQuery: 'NOT_FOUND' } } };

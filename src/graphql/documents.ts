@@ -1,4 +1,12 @@
-import { GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import {
+  GraphQLError,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type GraphQLSchema,
+} from 'graphql';
 import { LRUCache } from 'lru-cache';
 import type { OperationLimits } from './limits.js';
 
@@ -26,7 +34,11 @@ export interface DocumentCache {
  * rules are fixed for the process). The rules are the specification's, the operation limits
  * (depth, aliases, directives, cost), and, with introspection off, the rule that refuses it.
  */
-export function documentCache(schema: GraphQLSchema, limits: OperationLimits, { introspection }: { introspection: boolean }): DocumentCache {
+export function documentCache(
+  schema: GraphQLSchema,
+  limits: OperationLimits,
+  { introspection }: { introspection: boolean },
+): DocumentCache {
   const rules = [...specifiedRules, ...limits.validationRules, ...(introspection ? [] : [NoSchemaIntrospectionCustomRule])];
   const prepared = new LRUCache<string, Prepared>({
     max: MAX_DOCUMENTS,

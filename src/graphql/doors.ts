@@ -22,7 +22,9 @@ import { registerSubscriptions } from './websocket.js';
 /** The account area's own manifest, written by `npm run build` beside the page (ui/build.mjs). */
 function accountPageManifest(): string | null {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, '..', 'account-ui'), join(here, '..', '..', 'dist', 'account-ui')].map((dir) => join(dir, 'persisted-documents.json'));
+  const candidates = [join(here, '..', 'account-ui'), join(here, '..', '..', 'dist', 'account-ui')].map((dir) =>
+    join(dir, 'persisted-documents.json'),
+  );
   return candidates.find((file) => existsSync(file)) ?? null;
 }
 
@@ -33,7 +35,12 @@ function accountPageManifest(): string | null {
  */
 export async function registerGraphqlDoors(
   app: FastifyInstance,
-  { services, resolvers, limits, trustProxy }: { services: Services; resolvers: NonEmptyArray<Function>; limits: RateLimits; trustProxy: TrustFunction },
+  {
+    services,
+    resolvers,
+    limits,
+    trustProxy,
+  }: { services: Services; resolvers: NonEmptyArray<Function>; limits: RateLimits; trustProxy: TrustFunction },
 ): Promise<void> {
   const { config, log } = services;
   const schema = await buildGraphqlSchema(resolvers);

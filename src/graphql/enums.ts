@@ -11,7 +11,9 @@ export function stringEnum<const T extends readonly string[]>(
   valueDescriptions: { [K in T[number]]: string },
 ): { [K in T[number]]: K } {
   const e = Object.fromEntries(values.map((v) => [v, v])) as { [K in T[number]]: K };
-  const valuesConfig = Object.fromEntries(values.map((v) => [v, { description: valueDescriptions[v as T[number]] }])) as Partial<Record<T[number], { description: string }>>;
+  const valuesConfig = Object.fromEntries(values.map((v) => [v, { description: valueDescriptions[v as T[number]] }])) as Partial<
+    Record<T[number], { description: string }>
+  >;
   registerEnumType(e, { name, description, valuesConfig });
   return e;
 }

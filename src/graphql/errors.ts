@@ -18,7 +18,12 @@ export function formatGraphqlError(log: ErrorLog) {
     // A field's error wraps what its resolver threw; the wrapper adds the path and locations.
     const original = path && error.originalError ? error.originalError : error;
     if (isAppError(original)) {
-      return { message: original.message, locations, path, extensions: { code: original.code, ...(original.details ? { details: original.details } : {}) } };
+      return {
+        message: original.message,
+        locations,
+        path,
+        extensions: { code: original.code, ...(original.details ? { details: original.details } : {}) },
+      };
     }
     if (!path || (original instanceof GraphQLError && !original.originalError)) {
       return { message, locations, ...(path ? { path } : {}), extensions: { code: 'INVALID_INPUT' } };

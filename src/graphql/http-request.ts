@@ -55,7 +55,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function checked(query: unknown, operationName: unknown, variables: unknown, extensions: unknown): RequestParams | RequestRefused {
   if (extensions != null && !isObject(extensions)) return new RequestRefused(400, 'extensions must be a JSON object.');
   const byHash = query == null && extensions?.persistedQuery != null;
-  if (!byHash && (typeof query !== 'string' || query.trim() === '')) return new RequestRefused(400, 'A GraphQL request needs a query: a non-empty string.');
+  if (!byHash && (typeof query !== 'string' || query.trim() === ''))
+    return new RequestRefused(400, 'A GraphQL request needs a query: a non-empty string.');
   if (operationName != null && typeof operationName !== 'string') return new RequestRefused(400, 'operationName must be a string.');
   if (variables != null && !isObject(variables)) return new RequestRefused(400, 'variables must be a JSON object.');
   return {

@@ -60,7 +60,8 @@ export function registerGraphqlHttp(app: FastifyInstance, { apollo, services, tr
       context: async () => Object.create(createGqlContext(httpRequestContext(services.auth, req), services)) as GqlContext,
     });
     reply.status(response.status ?? 200);
-    for (const [name, value] of response.headers) reply.header(name, name === 'content-type' && value === 'text/html' ? 'text/html; charset=utf-8' : value);
+    for (const [name, value] of response.headers)
+      reply.header(name, name === 'content-type' && value === 'text/html' ? 'text/html; charset=utf-8' : value);
     reply.header('cache-control', 'no-store');
     if (response.body.kind === 'complete') return reply.send(response.body.string);
     return reply.send(Readable.from(response.body.asyncIterator));

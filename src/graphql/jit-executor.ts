@@ -19,7 +19,8 @@ export const jitCounts = { compiled: 0, compiledRuns: 0 };
 
 /** graphql-js only: what runs when tracing is on, so that every operation keeps its execute span. */
 export function interpretingExecutor(schema: GraphQLSchema): Executor {
-  return async ({ document, operationName, variables, context }) => execute({ schema, document, contextValue: context, variableValues: variables, operationName });
+  return async ({ document, operationName, variables, context }) =>
+    execute({ schema, document, contextValue: context, variableValues: variables, operationName });
 }
 
 /**

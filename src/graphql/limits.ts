@@ -41,6 +41,8 @@ export function operationLimits(limits: Config['graphql']): OperationLimits {
   return {
     parseOptions: { maxTokens: limits.maxTokens },
     validationRules,
-    hideSuggestions: limits.introspection ? (error) => error : (error) => ({ ...error, message: error.message.replace(/\s*Did you mean .*\?$/s, '') }),
+    hideSuggestions: limits.introspection
+      ? (error) => error
+      : (error) => ({ ...error, message: error.message.replace(/\s*Did you mean .*\?$/s, '') }),
   };
 }

@@ -50,7 +50,10 @@ export function createLoaders(services: Services, principal: () => Promise<Princ
 
   return {
     get account() {
-      return (account ??= new DataLoader(async (ids) => byKey(ids, await services.accounts.viewMany(await principal(), ids), (a) => a.id), options));
+      return (account ??= new DataLoader(
+        async (ids) => byKey(ids, await services.accounts.viewMany(await principal(), ids), (a) => a.id),
+        options,
+      ));
     },
     get job() {
       return (job ??= new DataLoader(async (ids) => byKey(ids, await services.jobs.many(await principal(), ids), (j) => j.id), options));
@@ -62,7 +65,10 @@ export function createLoaders(services: Services, principal: () => Promise<Princ
       ));
     },
     get creditEntries() {
-      return (creditEntries ??= new DataLoader(async (ids) => groupByKey(ids, await services.creditHistory.forJobs(await principal(), ids), (e) => e.jobId!), options));
+      return (creditEntries ??= new DataLoader(
+        async (ids) => groupByKey(ids, await services.creditHistory.forJobs(await principal(), ids), (e) => e.jobId!),
+        options,
+      ));
     },
     get webhookAttempts() {
       return (webhookAttempts ??= new DataLoader(async (ids) => {
@@ -75,7 +81,8 @@ export function createLoaders(services: Services, principal: () => Promise<Princ
       let loader = windows.get(window);
       if (!loader) {
         loader = new DataLoader(
-          async (ids) => groupByKey(ids, await services.creditHistory.usageOfAccounts(await principal(), ids, { from, to }), (u) => u.accountId),
+          async (ids) =>
+            groupByKey(ids, await services.creditHistory.usageOfAccounts(await principal(), ids, { from, to }), (u) => u.accountId),
           options,
         );
         windows.set(window, loader);

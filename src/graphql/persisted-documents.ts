@@ -39,7 +39,11 @@ export function readManifest(text: string, schema?: GraphQLSchema): { manifest: 
     return { manifest, problems: [`not JSON (${(err as Error).message})`] };
   }
   const entries = manifestEntries(json);
-  if (!entries) return { manifest, problems: ['neither format: an object of SHA-256 → document (graphql-codegen client preset) nor an apollo-persisted-query-manifest'] };
+  if (!entries)
+    return {
+      manifest,
+      problems: ['neither format: an object of SHA-256 → document (graphql-codegen client preset) nor an apollo-persisted-query-manifest'],
+    };
   for (const [key, body] of entries) {
     // The client preset (v6) writes `sha256:<hex>`.
     const id = key.replace(/^sha256:/, '');
@@ -99,7 +103,8 @@ export function loadManifestFile(path: string, schema?: GraphQLSchema): Manifest
 export function loadBuiltManifest(path: string | null, schema: GraphQLSchema, log: { warn(obj: object, msg: string): void }): Manifest {
   if (!path || !existsSync(path)) return new Map();
   const { manifest, problems } = readManifest(readFileSync(path, 'utf8'), schema);
-  if (problems.length) log.warn({ manifest: path, problems }, 'documents of the account area’s manifest were left out: rebuild it (npm run build)');
+  if (problems.length)
+    log.warn({ manifest: path, problems }, 'documents of the account area’s manifest were left out: rebuild it (npm run build)');
   return manifest;
 }
 

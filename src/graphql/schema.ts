@@ -10,7 +10,8 @@ let cached: Promise<GraphQLSchema> | undefined;
 const ROOT_DESCRIPTIONS = {
   Query:
     'Reads. Authenticate with Authorization: Bearer <API key> (or a frontend’s OpenID Connect token); errors carry their code in extensions.code (UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, …).',
-  Mutation: 'The operations (parse, transcribe: they hold, charge and release credits) and changes to the caller’s keys, jobs and webhook secret.',
+  Mutation:
+    'The operations (parse, transcribe: they hold, charge and release credits) and changes to the caller’s keys, jobs and webhook secret.',
   Subscription: 'Live updates over the graphql-ws protocol on /graphql.',
 };
 

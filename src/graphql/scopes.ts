@@ -25,7 +25,8 @@ export function scopeRule(extensions: { readonly scope?: unknown } | null | unde
   return extensions?.scope as ScopeRule | undefined;
 }
 
-const guarded = (scope: string, next: GraphQLFieldResolver<unknown, GqlContext>): GraphQLFieldResolver<unknown, GqlContext> =>
+const guarded =
+  (scope: string, next: GraphQLFieldResolver<unknown, GqlContext>): GraphQLFieldResolver<unknown, GqlContext> =>
   (root, args, ctx, info) =>
     ctx.principal().then((principal) => {
       requireScope(principal, scope);

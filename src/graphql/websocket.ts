@@ -74,7 +74,10 @@ interface Caller {
  * The principal found at connect serves every operation; a change the database notifies about the
  * key or its account (a revocation) makes the next operation authenticate again.
  */
-export function registerSubscriptions(app: FastifyInstance, { schema, services, documents, format, limits, trustProxy, trusted }: SubscriptionsOptions): void {
+export function registerSubscriptions(
+  app: FastifyInstance,
+  { schema, services, documents, format, limits, trustProxy, trusted }: SubscriptionsOptions,
+): void {
   const { log } = services;
   const wsServer = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const callers = new Map<WebSocket, Caller>();
@@ -83,7 +86,8 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
   const stopWatching = [
     services.notifications.on('mediagate_auth', (change) => {
       for (const caller of callers.values()) {
-        if (caller.principal.accountId === change.accountId || (change.apiKeyId && caller.principal.apiKeyId === change.apiKeyId)) caller.stale = true;
+        if (caller.principal.accountId === change.accountId || (change.apiKeyId && caller.principal.apiKeyId === change.apiKeyId))
+          caller.stale = true;
       }
     }),
     // Notifications may have been missed while the listening connection was down.
@@ -109,7 +113,11 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
     if (counted.refused) return writeSocketError(socket, counted.refused, rateLimitHeaders(counted));
     const open = openByAddress.get(address) ?? 0;
     if (open >= MAX_SOCKETS_PER_ADDRESS) {
-      const refused = new AppError('RATE_LIMITED', `At most ${MAX_SOCKETS_PER_ADDRESS} WebSockets may be open from one address; close one first.`, { limit: MAX_SOCKETS_PER_ADDRESS });
+      const refused = new AppError(
+        'RATE_LIMITED',
+        `At most ${MAX_SOCKETS_PER_ADDRESS} WebSockets may be open from one address; close one first.`,
+        { limit: MAX_SOCKETS_PER_ADDRESS },
+      );
       return writeSocketError(socket, refused);
     }
     if (socket.destroyed) return;
@@ -134,7 +142,10 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
   const refuse = (socket: WebSocket, err: unknown) => {
     if (isAppError(err) && (err.status === 401 || err.status === 403)) {
       const reason = `${err.status === 401 ? 'Unauthorized' : 'Forbidden'}: ${err.message}`;
-      return socket.close(err.status === 401 ? CloseCode.Unauthorized : CloseCode.Forbidden, Buffer.byteLength(reason) <= MAX_REASON_BYTES ? reason : reason.split(':')[0]);
+      return socket.close(
+        err.status === 401 ? CloseCode.Unauthorized : CloseCode.Forbidden,
+        Buffer.byteLength(reason) <= MAX_REASON_BYTES ? reason : reason.split(':')[0],
+      );
     }
     log.error({ err }, 'authenticating a WebSocket failed');
     socket.close(CloseCode.InternalServerError, 'Internal server error');
@@ -144,7 +155,10 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
   // A refusal of the whole operation carries its own code (the mapper would call it INVALID_INPUT: it has no path).
   const formatOne = (error: GraphQLError): GraphQLFormattedError =>
     !error.path && isAppError(error.originalError)
-      ? { message: error.message, extensions: { code: error.originalError.code, ...(error.originalError.details ? { details: error.originalError.details } : {}) } }
+      ? {
+          message: error.message,
+          extensions: { code: error.originalError.code, ...(error.originalError.details ? { details: error.originalError.details } : {}) },
+        }
       : format(error);
 
   const cleanup = useServer(
@@ -185,12 +199,25 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
         const counted = await limits.byCaller(principal.apiKeyId ?? principal.accountId);
         if (counted.refused) return [errorOf(counted.refused)];
         if (running > MAX_SUBSCRIPTIONS_PER_SOCKET) {
-          return [errorOf(new AppError('RATE_LIMITED', `At most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions run at once on one connection; complete one first.`, { limit: MAX_SUBSCRIPTIONS_PER_SOCKET }))];
+          return [
+            errorOf(
+              new AppError(
+                'RATE_LIMITED',
+                `At most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions run at once on one connection; complete one first.`,
+                { limit: MAX_SUBSCRIPTIONS_PER_SOCKET },
+              ),
+            ),
+          ];
         }
         // A trusted document may come by its hash alone (extensions.persistedQuery, as over HTTP).
         const hash = (payload.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined)?.sha256Hash;
         const query = payload.query || trusted.text(hash);
-        if (!query) return [errorOf(new AppError('INVALID_INPUT', 'A subscribe needs a query, or the hash of a trusted document in extensions.persistedQuery.'))];
+        if (!query)
+          return [
+            errorOf(
+              new AppError('INVALID_INPUT', 'A subscribe needs a query, or the hash of a trusted document in extensions.persistedQuery.'),
+            ),
+          ];
         try {
           await trusted.admit(payload.query ? query : undefined, hash, () => Promise.resolve(principal));
         } catch (err) {
@@ -202,7 +229,14 @@ export function registerSubscriptions(app: FastifyInstance, { schema, services, 
         // Queries and mutations go over HTTP, where each request meets the limits and answers once.
         const operation = getOperationAST(prepared.document, payload.operationName);
         if (operation && operation.operation !== 'subscription') {
-          return [errorOf(new AppError('INVALID_INPUT', 'Only subscriptions are served over WebSocket; send queries and mutations over HTTP POST /graphql.'))];
+          return [
+            errorOf(
+              new AppError(
+                'INVALID_INPUT',
+                'Only subscriptions are served over WebSocket; send queries and mutations over HTTP POST /graphql.',
+              ),
+            ),
+          ];
         }
         // One context per operation, for as long as the subscription lasts: loaders must not cache.
         const request = { requestId: randomUUID(), principal: () => Promise.resolve(principal) };

@@ -59,7 +59,8 @@ export function toErrorResponse(err: unknown, requestId: string): { status: numb
 export function writeClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const requestId = randomUUID();
-  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers or URL are too large.' : 'The request could not be read as HTTP.';
+  const message =
+    err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers or URL are too large.' : 'The request could not be read as HTTP.';
   const { status, body } = toErrorResponse(new AppError('INVALID_INPUT', message), requestId);
   const text = JSON.stringify(body);
   if (socket.writable) {
@@ -80,7 +81,13 @@ export function writeSocketError(socket: Duplex, err: AppError, headers: Record<
   const { status, body } = toErrorResponse(err, requestId);
   const text = JSON.stringify(body);
   if (!socket.writable) return void socket.destroy();
-  const lines = Object.entries({ ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), 'x-request-id': requestId, connection: 'close' });
+  const lines = Object.entries({
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'x-request-id': requestId,
+    connection: 'close',
+  });
   socket.once('finish', () => socket.destroy());
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${text}`);
 }

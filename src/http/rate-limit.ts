@@ -38,7 +38,9 @@ export interface RateLimits {
  * are shared by every instance; without it each process counts alone.
  */
 export function registerRateLimits(app: FastifyInstance, config: Config, auth: Authenticator): RateLimits {
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false }) : null;
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
+    : null;
   const watch = redis ? watchRedis(redis, app.log) : null;
   const make = (prefix: string, points: number): RateLimiterAbstract =>
     redis
@@ -121,7 +123,14 @@ async function take(limiter: RateLimiterAbstract, id: string, limit: number): Pr
   const count = { limit, remaining: Math.max(0, res.remainingPoints), resetSeconds: Math.max(0, Math.ceil(res.msBeforeNext / 1000)) };
   if (!refused) return { ...count, refused: null };
   const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-  return { ...count, refused: new AppError('RATE_LIMITED', `Too many requests; retry in ${retryAfter} s.`, { retryAfterSeconds: retryAfter, limit, windowSeconds: WINDOW_SECONDS }) };
+  return {
+    ...count,
+    refused: new AppError('RATE_LIMITED', `Too many requests; retry in ${retryAfter} s.`, {
+      retryAfterSeconds: retryAfter,
+      limit,
+      windowSeconds: WINDOW_SECONDS,
+    }),
+  };
 }
 
 /** Sets the headers of the most restrictive count seen for this request; throws the refusal, if any. */

@@ -51,11 +51,34 @@ const load = (): Promise<Library> =>
 
 /** ffprobe's names for the codecs mediabunny names. */
 const CODEC_NAMES: Record<string, string> = {
-  avc: 'h264', hevc: 'hevc', vp8: 'vp8', vp9: 'vp9', av1: 'av1', prores: 'prores',
-  aac: 'aac', opus: 'opus', mp3: 'mp3', vorbis: 'vorbis', flac: 'flac', ac3: 'ac3', eac3: 'eac3', dts: 'dts',
-  'pcm-s16': 'pcm_s16le', 'pcm-s16be': 'pcm_s16be', 'pcm-s24': 'pcm_s24le', 'pcm-s24be': 'pcm_s24be',
-  'pcm-s32': 'pcm_s32le', 'pcm-s32be': 'pcm_s32be', 'pcm-f32': 'pcm_f32le', 'pcm-f32be': 'pcm_f32be',
-  'pcm-f64': 'pcm_f64le', 'pcm-f64be': 'pcm_f64be', 'pcm-u8': 'pcm_u8', 'pcm-s8': 'pcm_s8', ulaw: 'pcm_mulaw', alaw: 'pcm_alaw',
+  avc: 'h264',
+  hevc: 'hevc',
+  vp8: 'vp8',
+  vp9: 'vp9',
+  av1: 'av1',
+  prores: 'prores',
+  aac: 'aac',
+  opus: 'opus',
+  mp3: 'mp3',
+  vorbis: 'vorbis',
+  flac: 'flac',
+  ac3: 'ac3',
+  eac3: 'eac3',
+  dts: 'dts',
+  'pcm-s16': 'pcm_s16le',
+  'pcm-s16be': 'pcm_s16be',
+  'pcm-s24': 'pcm_s24le',
+  'pcm-s24be': 'pcm_s24be',
+  'pcm-s32': 'pcm_s32le',
+  'pcm-s32be': 'pcm_s32be',
+  'pcm-f32': 'pcm_f32le',
+  'pcm-f32be': 'pcm_f32be',
+  'pcm-f64': 'pcm_f64le',
+  'pcm-f64be': 'pcm_f64be',
+  'pcm-u8': 'pcm_u8',
+  'pcm-s8': 'pcm_s8',
+  ulaw: 'pcm_mulaw',
+  alaw: 'pcm_alaw',
 };
 
 export interface ContainerReadOptions {
@@ -97,7 +120,9 @@ export async function readContainer(bytes: ByteSource | Uint8Array, options: Con
       const format = await input.getFormat();
       const [video, audio] = await Promise.all([input.getPrimaryVideoTrack(), input.getPrimaryAudioTrack()]);
       if (!video && !audio) throw new UnreadableContainerError('no video or audio track');
-      const [videoCodec, audioCodec] = [video?.codec, audio?.codec].map((c) => (c === undefined ? undefined : c === null ? null : CODEC_NAMES[c] ?? null));
+      const [videoCodec, audioCodec] = [video?.codec, audio?.codec].map((c) =>
+        c === undefined ? undefined : c === null ? null : (CODEC_NAMES[c] ?? null),
+      );
       if (videoCodec === null || audioCodec === null) throw new UnreadableContainerError('a codec the in-process reader does not name');
       const tracks = [video, audio].filter((t) => !!t);
       let duration: number | null = null;
@@ -124,7 +149,8 @@ export async function readContainer(bytes: ByteSource | Uint8Array, options: Con
     if (fetchFailure) throw fetchFailure;
     if (options.signal?.aborted) throw options.signal.reason;
     if (err instanceof UnreadableContainerError) throw err;
-    if (err instanceof UnsupportedInputFormatError) throw new UnreadableContainerError('a container the in-process reader does not know', { cause: err });
+    if (err instanceof UnsupportedInputFormatError)
+      throw new UnreadableContainerError('a container the in-process reader does not know', { cause: err });
     // Anything else the parser threw: the bytes are not what their container says.
     throw new UnreadableContainerError('the container could not be read', { cause: err });
   } finally {

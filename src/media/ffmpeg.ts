@@ -35,10 +35,47 @@ export interface MediaRunOptions {
  * crafted download make ffmpeg read other local files.
  */
 const FORMAT_WHITELIST = [
-  'mov', 'matroska', 'webm', 'mp3', 'aac', 'loas', 'ogg', 'wav', 'w64', 'flac', 'flv', 'live_flv',
-  'mpegts', 'mpeg', 'avi', 'asf', 'amr', 'amrnb', 'amrwb', 'ac3', 'eac3', 'dts', 'truehd', 'mlp',
-  'aiff', 'caf', 'au', 'wv', 'ape', 'mpc', 'mpc8', 'tta', 'tak', 'dsf', 'voc', 'xwma', 'rm', 'nut',
-  'mxf', 'dv', 'gxf',
+  'mov',
+  'matroska',
+  'webm',
+  'mp3',
+  'aac',
+  'loas',
+  'ogg',
+  'wav',
+  'w64',
+  'flac',
+  'flv',
+  'live_flv',
+  'mpegts',
+  'mpeg',
+  'avi',
+  'asf',
+  'amr',
+  'amrnb',
+  'amrwb',
+  'ac3',
+  'eac3',
+  'dts',
+  'truehd',
+  'mlp',
+  'aiff',
+  'caf',
+  'au',
+  'wv',
+  'ape',
+  'mpc',
+  'mpc8',
+  'tta',
+  'tak',
+  'dsf',
+  'voc',
+  'xwma',
+  'rm',
+  'nut',
+  'mxf',
+  'dv',
+  'gxf',
 ].join(',');
 
 /** Input options shared by both tools: local files only, known containers only. */
@@ -89,7 +126,9 @@ export function runTool(bin: string, args: string[], opts: MediaRunOptions, defa
       // The reason is rarely on the very last line (ffmpeg adds hints after it): keep a few.
       const last = stderr.trim().split('\n').slice(-3).join(' | ');
       // Killed by a signal that was not ours (OOM killer, operator): fail instead of hanging.
-      settle(() => reject(aborted() ?? new MediaError('unreadable', `${bin} ${code === null ? `was killed (${sig})` : `exited ${code}`}: ${last}`)));
+      settle(() =>
+        reject(aborted() ?? new MediaError('unreadable', `${bin} ${code === null ? `was killed (${sig})` : `exited ${code}`}: ${last}`)),
+      );
     });
   });
 }
@@ -164,10 +203,7 @@ async function ffprobe(input: string, guards: string[], opts: MediaRunOptions & 
 }
 
 /** Duration and streams of a local media file (ffprobe). */
-export async function probeMedia(
-  path: string,
-  opts: MediaRunOptions & { ffprobePath?: string } = {},
-): Promise<MediaProbe> {
+export async function probeMedia(path: string, opts: MediaRunOptions & { ffprobePath?: string } = {}): Promise<MediaProbe> {
   const facts = await ffprobe(localPath(path), INPUT_GUARDS, opts);
   if (facts.durationSeconds === null) throw new MediaError('unreadable', 'not a media file ffprobe can read');
   return { durationSeconds: facts.durationSeconds, hasAudio: facts.hasAudio, hasVideo: facts.hasVideo, formatName: facts.formatName };
@@ -183,9 +219,14 @@ export function probeLocalStreams(path: string, opts: MediaRunOptions & { ffprob
  * through the guarded client: ffprobe may speak plain HTTP to 127.0.0.1 and nothing else.
  */
 export function probeRelayedStreams(relayUrl: string, opts: MediaRunOptions & { ffprobePath?: string } = {}): Promise<StreamFacts> {
-  if (!/^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}$/.test(relayUrl)) throw new MediaError('unreadable', 'only the loopback relay may be probed over HTTP');
+  if (!/^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}$/.test(relayUrl))
+    throw new MediaError('unreadable', 'only the loopback relay may be probed over HTTP');
   // Bounded reads: the relay caps bytes; these keep ffprobe from analysing more than it needs.
-  return ffprobe(relayUrl, ['-protocol_whitelist', 'http,tcp', '-format_whitelist', FORMAT_WHITELIST, '-probesize', '2000000', '-analyzeduration', '5000000'], opts);
+  return ffprobe(
+    relayUrl,
+    ['-protocol_whitelist', 'http,tcp', '-format_whitelist', FORMAT_WHITELIST, '-probesize', '2000000', '-analyzeduration', '5000000'],
+    opts,
+  );
 }
 
 /** A stretch of silence in seconds, as ffmpeg's silencedetect reports it. */
@@ -198,7 +239,13 @@ export interface Silence {
 const SILENCE_FILTER = 'silencedetect=noise=-35dB:d=0.4';
 
 /** Settings of one audio extraction. */
-export type ExtractOptions = MediaRunOptions & { ffmpegPath?: string; sampleRate?: number; bitrate?: string; codec?: 'mp3' | 'wav'; detectSilence?: boolean };
+export type ExtractOptions = MediaRunOptions & {
+  ffmpegPath?: string;
+  sampleRate?: number;
+  bitrate?: string;
+  codec?: 'mp3' | 'wav';
+  detectSilence?: boolean;
+};
 
 /**
  * Audio being written by ffmpeg: how far it has got, the pauses found so far, and the end. MP3 is
@@ -229,15 +276,32 @@ export function startExtraction(input: string, output: string, opts: ExtractOpti
   if (!Number.isInteger(sampleRate) || sampleRate <= 0) throw new RangeError('sampleRate must be a positive integer');
   if (!/^\d+k?$/.test(bitrate)) throw new RangeError('bitrate must look like 32k');
   const args = [
-    '-nostdin', '-hide_banner', '-nostats', '-y',
+    '-nostdin',
+    '-hide_banner',
+    '-nostats',
+    '-y',
     // silencedetect writes at level info; errors still come through, so the failure message stays useful.
-    '-loglevel', opts.detectSilence ? 'info' : 'error',
-    '-progress', 'pipe:2', '-stats_period', '0.25',
+    '-loglevel',
+    opts.detectSilence ? 'info' : 'error',
+    '-progress',
+    'pipe:2',
+    '-stats_period',
+    '0.25',
     ...INPUT_GUARDS,
-    '-i', localPath(input),
+    '-i',
+    localPath(input),
     // An explicit map makes "no audio" a clear error instead of an empty output.
-    '-map', '0:a:0', '-vn', '-sn', '-dn', '-map_metadata', '-1',
-    '-ac', '1', '-ar', String(sampleRate),
+    '-map',
+    '0:a:0',
+    '-vn',
+    '-sn',
+    '-dn',
+    '-map_metadata',
+    '-1',
+    '-ac',
+    '1',
+    '-ar',
+    String(sampleRate),
     ...(opts.detectSilence ? ['-af', SILENCE_FILTER] : []),
     // WAV (16-bit PCM) is what offline recognisers read; MP3 keeps uploads small.
     ...(opts.codec === 'wav'
@@ -317,20 +381,37 @@ export async function cutAudio(
   input: string,
   outDir: string,
   ranges: readonly { start: number; end: number }[],
-  opts: MediaRunOptions & { ffmpegPath?: string; /** Number of the first piece's file. */ first?: number } = {},
+  opts: MediaRunOptions & { ffmpegPath?: string /** Number of the first piece's file. */; first?: number } = {},
 ): Promise<{ path: string; start: number; end: number }[]> {
   const ext = extname(input) || '.mp3';
   const first = opts.first ?? 0;
-  const pieces = ranges.map((r, i) => ({ path: join(outDir, `piece-${String(first + i).padStart(4, '0')}${ext}`), start: r.start, end: r.end }));
+  const pieces = ranges.map((r, i) => ({
+    path: join(outDir, `piece-${String(first + i).padStart(4, '0')}${ext}`),
+    start: r.start,
+    end: r.end,
+  }));
   for (const piece of pieces) {
     await runTool(
       opts.ffmpegPath ?? process.env.FFMPEG_PATH ?? 'ffmpeg',
       [
-        '-nostdin', '-hide_banner', '-loglevel', 'error', '-y',
+        '-nostdin',
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-y',
         ...INPUT_GUARDS,
-        '-ss', piece.start.toFixed(3), '-t', (piece.end - piece.start).toFixed(3),
-        '-i', localPath(input),
-        '-map', '0:a:0', '-c', 'copy', '-map_metadata', '-1',
+        '-ss',
+        piece.start.toFixed(3),
+        '-t',
+        (piece.end - piece.start).toFixed(3),
+        '-i',
+        localPath(input),
+        '-map',
+        '0:a:0',
+        '-c',
+        'copy',
+        '-map_metadata',
+        '-1',
         localPath(piece.path),
       ],
       opts,

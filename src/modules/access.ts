@@ -9,7 +9,11 @@ export function requireMembership(principal: Principal): void {
 /** A key created with fewer scopes may not do the rest; nor may a Bearer OpenID Connect token make credentials. */
 export function requireScope(principal: Principal, scope: string): void {
   if (principal.scopes.has(scope)) return;
-  if (principal.via === 'oidc') throw new AppError('FORBIDDEN', `An OpenID Connect token lacks the "${scope}" scope: keys and the webhook secret are managed in the account area.`);
+  if (principal.via === 'oidc')
+    throw new AppError(
+      'FORBIDDEN',
+      `An OpenID Connect token lacks the "${scope}" scope: keys and the webhook secret are managed in the account area.`,
+    );
   throw new AppError('FORBIDDEN', `This API key lacks the "${scope}" scope.`);
 }
 

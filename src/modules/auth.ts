@@ -6,7 +6,8 @@ import { KEY_PREFIX, type ParsedKey } from './api-keys/api-key.format.js';
 import { csrfMatches, csrfRefused, type SessionService } from './sessions/session.service.js';
 
 /** The token of an `Authorization: Bearer <token>` header. */
-export const bearerToken = (authorization: string | undefined) => (authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined);
+export const bearerToken = (authorization: string | undefined) =>
+  authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
 
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 

@@ -27,14 +27,16 @@ export function encodeCursor(createdAt: Date, id: string | number): string {
 export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const createdAt = new Date(iso ?? '');
-  if (!id || Number.isNaN(createdAt.getTime())) throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
+  if (!id || Number.isNaN(createdAt.getTime()))
+    throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
   return { createdAt, id };
 }
 
 /** Clamps a page size: default 20, at most 100. */
 export function pageSize(first: number | null | undefined): number {
   if (first == null) return 20;
-  if (!Number.isInteger(first) || first < 1 || first > 100) throw new AppError('INVALID_INPUT', 'first must be 1 to 100.', { first: 'must be 1 to 100' });
+  if (!Number.isInteger(first) || first < 1 || first > 100)
+    throw new AppError('INVALID_INPUT', 'first must be 1 to 100.', { first: 'must be 1 to 100' });
   return first;
 }
 

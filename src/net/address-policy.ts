@@ -1,7 +1,6 @@
 import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-
 /**
  * Which addresses a caller's URL may reach: public unicast only. Everything else (loopback,
  * private, link-local and cloud metadata, CGNAT, unique-local, multicast, reserved, and IPv6 forms
@@ -50,8 +49,7 @@ function v4Allowed(ip: ipaddr.IPv4): boolean {
  */
 function embeddedV4(ip: ipaddr.IPv6): ipaddr.IPv4[] | null {
   const bytes = ip.toByteArray();
-  const v4 = (offset: number, invert = false) =>
-    new ipaddr.IPv4(bytes.slice(offset, offset + 4).map((b) => (invert ? b ^ 0xff : b)));
+  const v4 = (offset: number, invert = false) => new ipaddr.IPv4(bytes.slice(offset, offset + 4).map((b) => (invert ? b ^ 0xff : b)));
   if (ip.match(...MAPPED) || ip.match(...NAT64)) return [v4(12)];
   if (ip.match(...SIX_TO_FOUR)) return [v4(2)];
   // Teredo: server address in bits 32-63, client address stored inverted in the last 32 bits.
@@ -80,4 +78,3 @@ export function isPublicAddress(address: string): boolean {
   if (inner) return inner.every(v4Allowed);
   return v6.range() === 'unicast';
 }
-

@@ -27,7 +27,9 @@ export interface RequestOptions {
   method?: 'GET' | 'HEAD' | 'POST';
   body?: string | Buffer;
   headers?: Record<string, string>;
-  timeoutMs?: number; maxBytes?: number; maxRedirects?: number;
+  timeoutMs?: number;
+  maxBytes?: number;
+  maxRedirects?: number;
   signal?: AbortSignal;
   /** Treat non-2xx as FetchError('http_status') (default true). */
   throwOnHttpError?: boolean;
@@ -36,13 +38,28 @@ export interface RequestOptions {
 }
 
 /** A buffered response; url is the final URL after redirects, header names lower-case with values joined. */
-export interface GuardedResponse { url: string; status: number; headers: Record<string, string>; body: Buffer }
+export interface GuardedResponse {
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
 
 /** An open response whose body is still to be read. */
-export interface GuardedStream { url: string; status: number; headers: Record<string, string>; body: Readable }
+export interface GuardedStream {
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  body: Readable;
+}
 
 /** What download() wrote. */
-export interface DownloadResult { url: string; status: number; headers: Record<string, string>; bytes: number }
+export interface DownloadResult {
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  bytes: number;
+}
 
 /** Marks a connect-time refusal so it can be told apart from an ordinary network error. */
 class BlockedAddressError extends Error {}
@@ -200,7 +217,11 @@ export class GuardedHttpClient {
    * Runs one call under its deadline; the caller's own abort passes through untouched. With
    * `bodyOf`, the deadline also covers reading the body the call hands over, until it closes.
    */
-  private async withDeadline<T>(options: RequestOptions, fn: (signal: AbortSignal) => Promise<T>, bodyOf?: (result: T) => Readable): Promise<T> {
+  private async withDeadline<T>(
+    options: RequestOptions,
+    fn: (signal: AbortSignal) => Promise<T>,
+    bodyOf?: (result: T) => Readable,
+  ): Promise<T> {
     const timeoutMs = options.timeoutMs ?? this.defaults.timeoutMs;
     // A timer cleared when the call is over: AbortSignal.timeout would stay armed for the whole
     // timeout after it, holding the call's signals (a page fetch per parse, for 15 s each). The
@@ -210,7 +231,10 @@ export class GuardedHttpClient {
     const caller = options.signal;
     caller?.throwIfAborted();
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new DOMException(`No complete answer within ${timeoutMs} ms.`, 'TimeoutError')), timeoutMs).unref();
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException(`No complete answer within ${timeoutMs} ms.`, 'TimeoutError')),
+      timeoutMs,
+    ).unref();
     const signal = deadline.signal;
     const forward = () => deadline.abort(caller!.reason);
     caller?.addEventListener('abort', forward, { once: true });
@@ -235,7 +259,11 @@ export class GuardedHttpClient {
   }
 
   /** Sends the request and follows redirects by hand, judging every hop before connecting. */
-  private async follow(start: string, options: RequestOptions, signal: AbortSignal): Promise<{ res: Dispatcher.ResponseData; finalUrl: string }> {
+  private async follow(
+    start: string,
+    options: RequestOptions,
+    signal: AbortSignal,
+  ): Promise<{ res: Dispatcher.ResponseData; finalUrl: string }> {
     const maxRedirects = options.maxRedirects ?? this.defaults.maxRedirects;
     const maxBytes = options.maxBytes ?? this.defaults.maxBytes;
     const method = options.method ?? 'GET';
@@ -245,7 +273,13 @@ export class GuardedHttpClient {
     for (let hop = 0; ; hop++) {
       const url = await untilAborted(this.checkUrl(current), signal); // dns.lookup itself cannot be aborted
       // undici 7's request() follows no redirects unless a redirect interceptor is composed in.
-      const res = await undiciRequest(url, { method, dispatcher: this.agent, signal, headers, body: method === 'POST' ? options.body : undefined });
+      const res = await undiciRequest(url, {
+        method,
+        dispatcher: this.agent,
+        signal,
+        headers,
+        body: method === 'POST' ? options.body : undefined,
+      });
       const location = firstHeader(res.headers.location);
       if (res.statusCode >= 300 && res.statusCode < 400 && location && method !== 'POST') {
         discard(res);

@@ -63,16 +63,19 @@ export async function startGuardedProxy(allowHosts: readonly string[]): Promise<
         const headers = { ...req.headers };
         delete headers['proxy-authorization'];
         delete headers['proxy-connection'];
-        const upstream = httpRequest({ host: address, port, method: req.method, path: target.pathname + target.search, headers, setHost: false }, (up) => {
-          up.on('error', () => res.destroy());
-          try {
-            res.writeHead(up.statusCode ?? 502, up.headers);
-          } catch {
-            // A status or header Node will not repeat: the answer cannot be relayed.
-            return void (up.destroy(), res.destroy());
-          }
-          up.pipe(res);
-        });
+        const upstream = httpRequest(
+          { host: address, port, method: req.method, path: target.pathname + target.search, headers, setHost: false },
+          (up) => {
+            up.on('error', () => res.destroy());
+            try {
+              res.writeHead(up.statusCode ?? 502, up.headers);
+            } catch {
+              // A status or header Node will not repeat: the answer cannot be relayed.
+              return void (up.destroy(), res.destroy());
+            }
+            up.pipe(res);
+          },
+        );
         upstream.on('error', () => res.destroy());
         req.on('error', () => upstream.destroy());
         req.pipe(upstream);

@@ -126,7 +126,13 @@ export class RangeReader {
       const total = Number(range?.[3]);
       if (first && range) this.size = total;
       const expected = Math.min(to, this.size) - from;
-      if (!range || Number(range[1]) !== from || total !== this.size || res.body.length !== expected || Number(range[2]) !== from + expected - 1) {
+      if (
+        !range ||
+        Number(range[1]) !== from ||
+        total !== this.size ||
+        res.body.length !== expected ||
+        Number(range[2]) !== from + expected - 1
+      ) {
         throw new FetchError('network', 'The server answered a different part than the one asked for.');
       }
       return res.body;

@@ -63,7 +63,8 @@ export class CircuitBreakers {
         rollingCountTimeout: this.options.windowMs ?? 60_000,
         // true = not a failure of the provider.
         errorFilter: (err: unknown) =>
-          isAppError(err) || (err instanceof ProviderError && (err.kind === 'no_media' || err.kind === 'unavailable_content' || err.kind === 'too_large')),
+          isAppError(err) ||
+          (err instanceof ProviderError && (err.kind === 'no_media' || err.kind === 'unavailable_content' || err.kind === 'too_large')),
       });
       this.breakers.set(provider, b);
     }

@@ -45,7 +45,9 @@ export async function registerAccountPage(app: FastifyInstance, config: Config):
     scope.get('/account', (_req, reply) => reply.redirect('/account/', 301));
     if (!root) {
       // A checkout that was never built: say what to do rather than 404.
-      scope.get('/account/', (_req, reply) => reply.status(503).type('text/plain; charset=utf-8').send('The account area is not built: run `npm run build`.'));
+      scope.get('/account/', (_req, reply) =>
+        reply.status(503).type('text/plain; charset=utf-8').send('The account area is not built: run `npm run build`.'),
+      );
       return;
     }
     await scope.register(fastifyStatic, { root, prefix: '/account/', index: ['index.html'], maxAge: '1h', cacheControl: true });

@@ -44,7 +44,13 @@ export async function registerDocsPage(app: FastifyInstance): Promise<void> {
       // No "valid" badge: it would send the document to validator.swagger.io.
       validatorUrl: false,
       // BaseLayout: one document needs no top bar, whose inline SVG logo carries a <style> the policy refuses.
-      uiConfig: { layout: 'BaseLayout', deepLinking: true, docExpansion: 'list', defaultModelsExpandDepth: 0, displayRequestDuration: true },
+      uiConfig: {
+        layout: 'BaseLayout',
+        deepLinking: true,
+        docExpansion: 'list',
+        defaultModelsExpandDepth: 0,
+        displayRequestDuration: true,
+      },
       theme: { title: 'mediagate REST API' },
     });
   });

@@ -92,6 +92,7 @@ function idempotencyKey(req: FastifyRequest): string | null {
 /** The shims take a JSON object; anything else (an array, a string, nothing) is invalid input. */
 function bodyObject(body: unknown): Record<string, unknown> {
   if (body === null || body === undefined) throw new AppError('INVALID_INPUT', 'Send a JSON object body.', { body: 'required' });
-  if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('INVALID_INPUT', 'The body must be a JSON object.', { body: 'must be a JSON object' });
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new AppError('INVALID_INPUT', 'The body must be a JSON object.', { body: 'must be a JSON object' });
   return body as Record<string, unknown>;
 }

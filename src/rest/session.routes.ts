@@ -77,7 +77,9 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
     noStore(reply);
     // And the browser's own session, if live: the page asks before a link switches accounts.
     const id = req.cookies[cookie.name];
-    const current = id ? await sessions.resolve(id).catch((err: unknown) => (isAppError(err) && err.code === 'UNAUTHENTICATED' ? null : Promise.reject(err))) : null;
+    const current = id
+      ? await sessions.resolve(id).catch((err: unknown) => (isAppError(err) && err.code === 'UNAUTHENTICATED' ? null : Promise.reject(err)))
+      : null;
     return { account: link.account, expiresAt: link.expiresAt.toISOString(), session: current && view(current) };
   });
 
@@ -87,7 +89,11 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
   });
 
   app.post('/account/api/session/oidc', { bodyLimit: 16 * 1024 }, async (req, reply) => {
-    const body = fields(req, ['idToken', 'nonceVerifier'], 'Send { "idToken": "<the ID token>", "nonceVerifier": "<the secret whose SHA-256 is its nonce>" }.');
+    const body = fields(
+      req,
+      ['idToken', 'nonceVerifier'],
+      'Send { "idToken": "<the ID token>", "nonceVerifier": "<the secret whose SHA-256 is its nonce>" }.',
+    );
     return signedIn(reply, await sessions.startWithIdToken(body.idToken, body.nonceVerifier, await ending(req)));
   });
 

@@ -22,5 +22,8 @@ declare module 'mpd-parser' {
     playlists?: MpdPlaylist[];
     mediaGroups?: { AUDIO?: Record<string, Record<string, { default?: boolean; language?: string; playlists?: MpdPlaylist[] }>> };
   }
-  export function parse(manifest: string, options?: { manifestUri?: string; eventHandler?: (e: { type: string; message: string }) => void }): MpdManifest;
+  export function parse(
+    manifest: string,
+    options?: { manifestUri?: string; eventHandler?: (e: { type: string; message: string }) => void },
+  ): MpdManifest;
 }

@@ -85,7 +85,9 @@ export class RedisServer {
   }
 
   async resume(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     await until('redis-server answers', async () => (await this.cli('ping').catch(() => '')) === 'PONG', 5_000, 50);
   }
 
@@ -98,7 +100,6 @@ export class RedisServer {
     await exited;
   }
 }
-
 
 export const gql = (base: string, key: string, query: string, variables: Record<string, unknown> = {}) =>
   send(base, 'POST', '/graphql', { authorization: `Bearer ${key}` }, { query, variables });
@@ -147,7 +148,9 @@ export class Cluster {
     site.file('/m20.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
     site.file('/m70.mp3', makeMedia({ seconds: 70 }), 'audio/mpeg');
     let cluster: Cluster | null = null;
-    const openai = await startFakeOpenAi({ respond: () => (cluster?.stallProvider ? { status: 500, body: {}, delayMs: 60_000 } : undefined) });
+    const openai = await startFakeOpenAi({
+      respond: () => (cluster?.stallProvider ? { status: 500, body: {}, delayMs: 60_000 } : undefined),
+    });
     const db = await createEmptyDatabase();
     const redis = await RedisServer.start();
     const dataDir = mkdtempSync(join(tmpdir(), 'mediagate-cluster-'));
@@ -211,7 +214,9 @@ export class Cluster {
 
   /** Runs the operator CLI (`mediagate --json ...`) on this cluster's database; its JSON answer. */
   async cli(...args: string[]): Promise<any> {
-    const { stdout } = await run(NODE, [CLI, '--json', ...args], { env: { PATH: process.env.PATH ?? '', ...this.env, LOG_LEVEL: 'silent' } });
+    const { stdout } = await run(NODE, [CLI, '--json', ...args], {
+      env: { PATH: process.env.PATH ?? '', ...this.env, LOG_LEVEL: 'silent' },
+    });
     return JSON.parse(stdout);
   }
 
@@ -238,7 +243,9 @@ export class Cluster {
   async settled(accountIds: string[], withinMs = 30_000): Promise<void> {
     await until(
       'every job settled',
-      async () => (await this.sql.query(`select 1 from job where account_id = any($1) and status in ('QUEUED', 'RUNNING') limit 1`, [accountIds])).rowCount === 0,
+      async () =>
+        (await this.sql.query(`select 1 from job where account_id = any($1) and status in ('QUEUED', 'RUNNING') limit 1`, [accountIds]))
+          .rowCount === 0,
       withinMs,
       100,
     );

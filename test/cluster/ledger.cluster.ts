@@ -38,7 +38,10 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
   async function checkLedger(accounts: Expect[]): Promise<void> {
     await c.settled(accounts.map((a) => a.accountId));
     for (const a of accounts) {
-      const { rows: jobs } = await c.sql.query<{ id: string; status: string; charged: number }>(`select id, status, credits_charged::int as charged from job where account_id = $1`, [a.accountId]);
+      const { rows: jobs } = await c.sql.query<{ id: string; status: string; charged: number }>(
+        `select id, status, credits_charged::int as charged from job where account_id = $1`,
+        [a.accountId],
+      );
       const succeeded = new Map(jobs.filter((j) => j.status === 'SUCCEEDED').map((j) => [j.id, j.charged]));
       // Charged once: exactly the answered successes, each for what its answer said.
       expect(succeeded).toEqual(new Map([...a.charged].filter(([, n]) => n > 0)));
@@ -84,10 +87,15 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
             const s = ok(await gql(here, acc.key, START, { i: { mediaUrl: `${c.site.origin}/m70.mp3` } }));
             const id = s.json.data.startTranscription.id;
             let job: { status: string; creditsCharged: number } = { status: 'QUEUED', creditsCharged: 0 };
-            await until('the queued job ends', async () => {
-              job = ok(await gql(there, acc.key, JOB, { id })).json.data.job;
-              return job.status === 'SUCCEEDED' || job.status === 'FAILED';
-            }, 60_000, 200);
+            await until(
+              'the queued job ends',
+              async () => {
+                job = ok(await gql(there, acc.key, JOB, { id })).json.data.job;
+                return job.status === 'SUCCEEDED' || job.status === 'FAILED';
+              },
+              60_000,
+              200,
+            );
             expect(job).toMatchObject({ status: 'SUCCEEDED' });
             acc.charged.set(id, job.creditsCharged);
             tally('transcribe queued');
@@ -134,7 +142,8 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
     expect(afterGql.json.errors[0].extensions.code).toBe('UNAUTHENTICATED');
 
     // Both gateways spend for the member, then the CLI ends the membership.
-    for (const g of [c.a, c.b]) expect(ok(await send(g, 'POST', '/api/parse', bearer(acc.key), { url: `${c.site.origin}/ok` })).status).toBe(200);
+    for (const g of [c.a, c.b])
+      expect(ok(await send(g, 'POST', '/api/parse', bearer(acc.key), { url: `${c.site.origin}/ok` })).status).toBe(200);
     await c.cli('membership', 'cancel', acc.accountId);
     const spent = await c.balance(acc.accountId);
     for (const g of [c.a, c.b]) {
@@ -151,7 +160,12 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
   it('a transcription started through A, followed on B and canceled through B: the worker stops within 200 ms and nothing is charged', async () => {
     const acc = await c.account(5);
     c.stallProvider = true;
-    const client = createClient({ url: c.b.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${acc.key}` }, retryAttempts: 0 });
+    const client = createClient({
+      url: c.b.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: `Bearer ${acc.key}` },
+      retryAttempts: 0,
+    });
     try {
       const before = c.openai.requests.length;
       const started = ok(await gql(c.a, acc.key, START, { i: { mediaUrl: `${c.site.origin}/m70.mp3` } })).json.data.startTranscription;
@@ -196,14 +210,18 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
     const request = async (i: number): Promise<void> => {
       const key = `cluster-kill-${i}`;
       const via: 'A' | 'B' = i % 2 ? 'B' : 'A';
-      let answer: Reply = await send(via === 'A' ? a.url : b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), { url: `${c.site.origin}/slow` });
+      let answer: Reply = await send(via === 'A' ? a.url : b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), {
+        url: `${c.site.origin}/slow`,
+      });
       let retries = 0;
       // Unanswered (A died): retry on B; 409 while A's dead job still holds the key, until the sweep ends it.
       if ('lost' in answer) {
         answer = await waitFor(
           async () => {
             retries++;
-            const again = await send(b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), { url: `${c.site.origin}/slow` });
+            const again = await send(b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), {
+              url: `${c.site.origin}/slow`,
+            });
             if ('lost' in again) throw new Error('B did not answer');
             if (again.status === 409) throw new Error('409: the dead job still holds the key');
             return again;
@@ -227,7 +245,9 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
     expect(outcomes.filter((o) => o.status !== 200)).toEqual([]);
     expect(outcomes.every((o) => o.charged === 1)).toBe(true);
     const retried = outcomes.filter((o) => o.retries > 0);
-    process.stdout.write(`[cluster sigkill] ${retried.length} requests lost with A retried on B (${retried.reduce((n, o) => n + o.retries, 0)} retries)\n`);
+    process.stdout.write(
+      `[cluster sigkill] ${retried.length} requests lost with A retried on B (${retried.reduce((n, o) => n + o.retries, 0)} retries)\n`,
+    );
     expect(retried.length).toBeGreaterThan(0);
     expect(retried.every((o) => o.via === 'A')).toBe(true);
 

@@ -14,7 +14,13 @@ describe('two gateways started at the same moment on an empty database', () => {
     await holder.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     const starting = [GatewayProcess.start(env), GatewayProcess.start(env)];
     const waiting = async () =>
-      Number((await holder.query(`select count(*) as n from pg_locks l join pg_database d on d.oid = l.database where l.locktype = 'advisory' and not l.granted and d.datname = current_database()`)).rows[0].n);
+      Number(
+        (
+          await holder.query(
+            `select count(*) as n from pg_locks l join pg_database d on d.oid = l.database where l.locktype = 'advisory' and not l.granted and d.datname = current_database()`,
+          )
+        ).rows[0].n,
+      );
     await until('both gateways wait for the migration lock', async () => (await waiting()) === 2, 60_000, 50);
     await holder.end();
     const started = await Promise.allSettled(starting);
@@ -29,7 +35,9 @@ describe('two gateways started at the same moment on an empty database', () => {
       // Each migration recorded once: run once, by whichever process took the lock first.
       const c = new pg.Client({ connectionString: db.url });
       await c.connect();
-      const { rows } = await c.query<{ name: string; n: string }>(`select name, count(*) as n from mikro_orm_migrations group by name order by name`);
+      const { rows } = await c.query<{ name: string; n: string }>(
+        `select name, count(*) as n from mikro_orm_migrations group by name order by name`,
+      );
       await c.end();
       expect(rows.map((r) => [r.name, Number(r.n)])).toEqual(MIGRATIONS.map((m) => [m.name, 1]));
       // Exactly one of the two logged that it applied them.

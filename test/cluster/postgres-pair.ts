@@ -71,9 +71,26 @@ export class PostgresPair {
       // initdb's pg_hba.conf trusts local and 127.0.0.1 connections, replication included.
       await asPostgres('initdb', ['-D', primary.dir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
       await primary.start();
-      await asPostgres('pg_basebackup', ['-R', '-D', replica.dir, '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-X', 'stream']);
+      await asPostgres('pg_basebackup', [
+        '-R',
+        '-D',
+        replica.dir,
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(primary.port),
+        '-U',
+        'postgres',
+        '-X',
+        'stream',
+      ]);
       await replica.start();
-      await until('the replica is in recovery and streaming', async () => (await replica.query('postgres', 'select pg_is_in_recovery() as r'))[0].r === true, 30_000, 100);
+      await until(
+        'the replica is in recovery and streaming',
+        async () => (await replica.query('postgres', 'select pg_is_in_recovery() as r'))[0].r === true,
+        30_000,
+        100,
+      );
     } catch (err) {
       await pair.stop();
       throw err;

@@ -66,7 +66,12 @@ describe('analysts off the primary (DATABASE_READ_URL on a real streaming replic
   /** Rows returned by statements reading credit_entry on one server, from pg_stat_statements. */
   const historyRows = async (server: 'primary' | 'replica') =>
     Number(
-      (await pg[server].query(DB, `select coalesce(sum(rows), 0)::bigint as n from pg_stat_statements where query ilike '%from credit_entry%' and query ilike 'select%'`))[0].n,
+      (
+        await pg[server].query(
+          DB,
+          `select coalesce(sum(rows), 0)::bigint as n from pg_stat_statements where query ilike '%from credit_entry%' and query ilike 'select%'`,
+        )
+      )[0].n,
     );
 
   it('serves the CSV export from the replica: the primary does not read the history for it', async () => {
@@ -86,15 +91,21 @@ describe('analysts off the primary (DATABASE_READ_URL on a real streaming replic
     // Newest first: the last line is the oldest of the bulk.
     expect(tail.trimEnd().split('\n').at(-1)).toMatch(/,GRANT,1,1,0,,,bulk$/);
     const [primaryAfter, replicaAfter] = [await historyRows('primary'), await historyRows('replica')];
-    process.stdout.write(`[cluster replica] export of ${ROWS + 1} entries: the replica returned ${replicaAfter - replicaBefore} history rows, the primary ${primaryAfter - primaryBefore}\n`);
+    process.stdout.write(
+      `[cluster replica] export of ${ROWS + 1} entries: the replica returned ${replicaAfter - replicaBefore} history rows, the primary ${primaryAfter - primaryBefore}\n`,
+    );
     expect(replicaAfter - replicaBefore).toBeGreaterThanOrEqual(ROWS + 1);
     expect(primaryAfter - primaryBefore).toBe(0);
   }, 300_000);
 
   it('config check reaches the replica and says it is one', async () => {
-    const { stdout } = await run(join(process.cwd(), 'node_modules/.bin/node'), [join(process.cwd(), 'dist/cli/main.js'), '--json', 'config', 'check'], {
-      env: { PATH: process.env.PATH ?? '', ...env, LOG_LEVEL: 'silent' },
-    });
+    const { stdout } = await run(
+      join(process.cwd(), 'node_modules/.bin/node'),
+      [join(process.cwd(), 'dist/cli/main.js'), '--json', 'config', 'check'],
+      {
+        env: { PATH: process.env.PATH ?? '', ...env, LOG_LEVEL: 'silent' },
+      },
+    );
     const report = JSON.parse(stdout);
     const replica = report.checks.find((c: { name: string }) => c.name === 'database replica');
     expect(replica).toEqual({ name: 'database replica', ok: true, detail: expect.stringContaining('(a replica, in recovery)') });

@@ -74,7 +74,8 @@ describe('the account area in a real browser (OpenID Connect with PKCE)', () => 
       if (r.url() === `${h.url}/account/api/session/oidc`) exchanges.push(r.postDataJSON());
     });
     page.on('response', async (r) => {
-      if (r.url() === `${issuer}/token` && r.request().method() === 'POST') idTokens.push(((await r.json()) as { id_token: string }).id_token);
+      if (r.url() === `${issuer}/token` && r.request().method() === 'POST')
+        idTokens.push(((await r.json()) as { id_token: string }).id_token);
     });
     await page.goto(`${h.url}/account/`);
     await page.getByRole('button', { name: `Sign in with 127.0.0.1:${new URL(issuer).port}` }).click();
@@ -112,10 +113,18 @@ describe('the account area in a real browser (OpenID Connect with PKCE)', () => 
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
 
     // The same ID token opens no second session, and the Bearer token can read but never make a key.
-    const exchangeAgain = await fetch(`${h.url}/account/api/session/oidc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idToken, nonceVerifier }) });
+    const exchangeAgain = await fetch(`${h.url}/account/api/session/oidc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ idToken, nonceVerifier }),
+    });
     expect(exchangeAgain.status).toBe(401);
     const ask = (bearer: string, query: string) =>
-      fetch(`${h.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` }, body: JSON.stringify({ query }) }).then((r) => r.json() as Promise<any>);
+      fetch(`${h.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+        body: JSON.stringify({ query }),
+      }).then((r) => r.json() as Promise<any>);
     expect((await ask(idToken, '{ me { name } }')).data.me.name).toBe('Ada ada');
     expect((await ask(idToken, 'mutation { createApiKey(name: "leaked") { key } }')).errors[0].extensions.code).toBe('FORBIDDEN');
     // A tampered token opens nothing at the gateway.
@@ -123,7 +132,11 @@ describe('the account area in a real browser (OpenID Connect with PKCE)', () => 
     const refused = await ask(tampered, '{ me { name } }');
     expect(refused.data).toBeNull();
     expect(refused.errors[0].extensions.code).toBe('UNAUTHENTICATED');
-    const rest = await fetch(`${h.url}/api/parse`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${tampered}` }, body: '{"url":"https://example.com/"}' });
+    const rest = await fetch(`${h.url}/api/parse`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tampered}` },
+      body: '{"url":"https://example.com/"}',
+    });
     expect(rest.status).toBe(401);
 
     // Signing out ends the session on the server.
@@ -131,7 +144,9 @@ describe('the account area in a real browser (OpenID Connect with PKCE)', () => 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to your mediagate account' }).waitFor();
     expect((await fetch(`${h.url}/account/api/session`, { headers: { cookie: `__Host-mg_session=${session.value}` } })).status).toBe(204);
-    const me = await fetch(`${h.url}/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: `__Host-mg_session=${session.value}` } });
+    const me = await fetch(`${h.url}/graphql?query=${encodeURIComponent('{ me { id } }')}`, {
+      headers: { cookie: `__Host-mg_session=${session.value}` },
+    });
     expect(((await me.json()) as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe('UNAUTHENTICATED');
     await page.close();
   });

@@ -71,7 +71,9 @@ describe('the account area in a real browser (login link)', () => {
     // A second browser with the same link is refused in words; the refusal is the one failed request.
     // The page asks what the link would sign in before spending it: a spent link is refused there.
     expectBrowserProblem(/^answered 401: POST .*\/account\/api\/login-link \(fetch\)$/);
-    expectBrowserProblem(/^console error: Failed to load resource: the server responded with a status of 401 .*\/account\/api\/login-link\)$/);
+    expectBrowserProblem(
+      /^console error: Failed to load resource: the server responded with a status of 401 .*\/account\/api\/login-link\)$/,
+    );
     const other = await browser.newPage();
     await other.goto(`${h.url}/account/${url.hash}`);
     await other.getByRole('alert').waitFor();
@@ -88,7 +90,11 @@ describe('the account area in a real browser (login link)', () => {
     expect(await page.getByText('it will not be shown again').count()).toBe(1);
     await shot('keys-created');
     const call = () =>
-      fetch(`${h.url}/api/parse`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` }, body: JSON.stringify({ url: `${site.origin}/watch` }) });
+      fetch(`${h.url}/api/parse`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ url: `${site.origin}/watch` }),
+      });
     expect((await call()).status).toBe(200);
     await page.getByRole('button', { name: 'Done' }).click();
     const row = page.locator('tr', { hasText: 'from the browser' });
@@ -126,7 +132,12 @@ describe('the account area in a real browser (login link)', () => {
     await page.getByLabel('Media URL').fill(`${site.origin}/talk.mp3`);
     await page.getByRole('button', { name: 'Transcribe', exact: true }).click();
     await page.getByTestId('transcript-result').waitFor();
-    expect(await page.getByTestId('transcript-result').getByText(/^Charged 2 credits; 21 credits left\.$/).count()).toBe(1);
+    expect(
+      await page
+        .getByTestId('transcript-result')
+        .getByText(/^Charged 2 credits; 21 credits left\.$/)
+        .count(),
+    ).toBe(1);
     const auth = { authorization: `Bearer ${key}` };
     expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json().error.code).toBe('NO_MEDIA_FOUND');
     expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json().error.code).toBe('CONTENT_UNAVAILABLE');
@@ -228,16 +239,28 @@ describe('the account area in a real browser (login link)', () => {
     // The first account's session is over on the server, wherever its cookie was copied.
     const replay = await fetch(`${h.url}/account/api/session`, { headers: { cookie: `__Host-mg_session=${before.value}` } });
     expect(replay.status).toBe(204);
-    const replayMe = await fetch(`${h.url}/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: `__Host-mg_session=${before.value}` } });
+    const replayMe = await fetch(`${h.url}/graphql?query=${encodeURIComponent('{ me { id } }')}`, {
+      headers: { cookie: `__Host-mg_session=${before.value}` },
+    });
     expect(((await replayMe.json()) as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe('UNAUTHENTICATED');
-    expect((await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [accountId]))[0].n).toBe(0);
+    expect(
+      (
+        await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [
+          accountId,
+        ])
+      )[0].n,
+    ).toBe(0);
   });
 
   it('signs out: the session ends on the server and the old cookie opens nothing', async () => {
     const cookie = (await page.context().cookies()).find((c) => c.name === '__Host-mg_session')!;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to your mediagate account' }).waitFor();
-    const replay = await fetch(`${h.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', cookie: `__Host-mg_session=${cookie.value}` }, body: JSON.stringify({ query: '{ me { id } }' }) });
+    const replay = await fetch(`${h.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: `__Host-mg_session=${cookie.value}` },
+      body: JSON.stringify({ query: '{ me { id } }' }),
+    });
     expect(replay.status).toBe(401);
     await shot('signed-out');
   });

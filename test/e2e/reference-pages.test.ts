@@ -45,8 +45,18 @@ describe('the reference pages in a browser, offline', () => {
   it('/docs renders every route, its error examples, and tries a call on this origin', async () => {
     await page.goto(`${h.url}/docs/`);
     await page.getByRole('heading', { name: /mediagate REST API/ }).waitFor();
-    for (const path of ['/api/parse', '/api/transcribe', '/api/jobs/{id}', '/api/transcriptions/{file}', '/api/credit-history.csv', '/healthz']) {
-      await page.locator('.opblock-summary-path', { hasText: new RegExp(`^${path.replace(/[.{}]/g, '\\$&')}$`) }).first().waitFor();
+    for (const path of [
+      '/api/parse',
+      '/api/transcribe',
+      '/api/jobs/{id}',
+      '/api/transcriptions/{file}',
+      '/api/credit-history.csv',
+      '/healthz',
+    ]) {
+      await page
+        .locator('.opblock-summary-path', { hasText: new RegExp(`^${path.replace(/[.{}]/g, '\\$&')}$`) })
+        .first()
+        .waitFor();
     }
     // An operation's 402 shows the contract's error body.
     await page.locator('#operations-media-parse').click();

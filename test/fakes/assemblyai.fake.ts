@@ -44,7 +44,8 @@ export async function startFakeAssemblyAi(opts: { apiKey: string; speakerLabels?
         });
       }
       const uploadId = String(t.body.audio_url).split('/').pop()!;
-      if (!uploads.get(uploadId)) return send(200, { id: m![1], status: 'error', error: 'Transcoding failed. File does not appear to contain audio.' });
+      if (!uploads.get(uploadId))
+        return send(200, { id: m![1], status: 'error', error: 'Transcoding failed. File does not appear to contain audio.' });
       if (t.polls++ === 0) return send(200, { id: m![1], status: 'processing', text: null, utterances: null });
       return send(200, {
         id: m![1],
@@ -52,25 +53,36 @@ export async function startFakeAssemblyAi(opts: { apiKey: string; speakerLabels?
         language_code: (t.body.language_code as string) ?? 'en_us',
         audio_duration: 6,
         text: 'Good morning. Welcome back to the studio.',
-        utterances: opts.speakerLabels === false ? null : [
-          {
-            speaker: 'A', text: 'Good morning.', start: 320, end: 1120, confidence: 0.95,
-            words: [
-              { text: 'Good', start: 320, end: 640, confidence: 0.96, speaker: 'A' },
-              { text: 'morning.', start: 640, end: 1120, confidence: 0.94, speaker: 'A' },
-            ],
-          },
-          {
-            speaker: 'B', text: 'Welcome back to the studio.', start: 3100, end: 4600, confidence: 0.92,
-            words: [
-              { text: 'Welcome', start: 3100, end: 3500, confidence: 0.93, speaker: 'B' },
-              { text: 'back', start: 3500, end: 3800, confidence: 0.95, speaker: 'B' },
-              { text: 'to', start: 3800, end: 3900, confidence: 0.97, speaker: 'B' },
-              { text: 'the', start: 3900, end: 4000, confidence: 0.97, speaker: 'B' },
-              { text: 'studio.', start: 4000, end: 4600, confidence: 0.9, speaker: 'B' },
-            ],
-          },
-        ],
+        utterances:
+          opts.speakerLabels === false
+            ? null
+            : [
+                {
+                  speaker: 'A',
+                  text: 'Good morning.',
+                  start: 320,
+                  end: 1120,
+                  confidence: 0.95,
+                  words: [
+                    { text: 'Good', start: 320, end: 640, confidence: 0.96, speaker: 'A' },
+                    { text: 'morning.', start: 640, end: 1120, confidence: 0.94, speaker: 'A' },
+                  ],
+                },
+                {
+                  speaker: 'B',
+                  text: 'Welcome back to the studio.',
+                  start: 3100,
+                  end: 4600,
+                  confidence: 0.92,
+                  words: [
+                    { text: 'Welcome', start: 3100, end: 3500, confidence: 0.93, speaker: 'B' },
+                    { text: 'back', start: 3500, end: 3800, confidence: 0.95, speaker: 'B' },
+                    { text: 'to', start: 3800, end: 3900, confidence: 0.97, speaker: 'B' },
+                    { text: 'the', start: 3900, end: 4000, confidence: 0.97, speaker: 'B' },
+                    { text: 'studio.', start: 4000, end: 4600, confidence: 0.9, speaker: 'B' },
+                  ],
+                },
+              ],
       });
     }
     send(404, { error: 'Not found' });

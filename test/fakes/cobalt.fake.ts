@@ -20,7 +20,8 @@ export async function startFakeCobalt(opts: { apiKey?: string } = {}) {
     if (req.headers.accept !== 'application/json' || !String(req.headers['content-type']).startsWith('application/json')) {
       return send(400, { status: 'error', error: { code: 'error.api.header.accept' } });
     }
-    if (opts.apiKey && req.headers.authorization !== `Api-Key ${opts.apiKey}`) return send(401, { status: 'error', error: { code: 'error.api.auth.key.invalid' } });
+    if (opts.apiKey && req.headers.authorization !== `Api-Key ${opts.apiKey}`)
+      return send(401, { status: 'error', error: { code: 'error.api.auth.key.invalid' } });
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
@@ -35,7 +36,8 @@ export async function startFakeCobalt(opts: { apiKey?: string } = {}) {
         filename: audio ? 'youtube_dQw4w9WgXcQ_audio.mp3' : `youtube_dQw4w9WgXcQ_1280x720_h264.mp4`,
       });
     }
-    if (path === '/redirect') return send(200, { status: 'redirect', url: 'https://cdn.example/v/clip.mp4', filename: 'twitter_123_1920x1080.mp4' });
+    if (path === '/redirect')
+      return send(200, { status: 'redirect', url: 'https://cdn.example/v/clip.mp4', filename: 'twitter_123_1920x1080.mp4' });
     if (path === '/picker') {
       return send(200, {
         status: 'picker',
@@ -47,7 +49,8 @@ export async function startFakeCobalt(opts: { apiKey?: string } = {}) {
         ],
       });
     }
-    if (path === '/private') return send(400, { status: 'error', error: { code: 'error.api.content.video.private', context: { service: 'youtube' } } });
+    if (path === '/private')
+      return send(400, { status: 'error', error: { code: 'error.api.content.video.private', context: { service: 'youtube' } } });
     if (path === '/down') return send(500, { status: 'error', error: { code: 'error.api.fetch.critical' } });
     return send(400, { status: 'error', error: { code: 'error.api.link.unsupported' } });
   });

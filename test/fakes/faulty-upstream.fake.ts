@@ -14,7 +14,12 @@ export const INVALID_JSON_BODY = '{"status": "tunnel", "url": "http://upstream.i
  * so no idle timeout ever fires and only a whole-request deadline ends it. Returns a stop function
  * for the trickle.
  */
-export function misbehave(fault: Fault, req: IncomingMessage, res: ServerResponse, opts: { contentType?: string; trickleMs?: number } = {}): () => void {
+export function misbehave(
+  fault: Fault,
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: { contentType?: string; trickleMs?: number } = {},
+): () => void {
   const contentType = opts.contentType ?? 'application/json';
   switch (fault) {
     case 'reset':

@@ -36,7 +36,15 @@ export async function startFakeIssuer() {
     /** A token signed by this issuer; `over` changes any claim (iss, aud, exp...), the key, or the algorithm (HS* take a secret). */
     sign: (
       claims: JWTPayload,
-      over: { audience?: string; issuer?: string; expiresIn?: string | number; key?: PrivateKey; alg?: string; kid?: string; secret?: Uint8Array } = {},
+      over: {
+        audience?: string;
+        issuer?: string;
+        expiresIn?: string | number;
+        key?: PrivateKey;
+        alg?: string;
+        kid?: string;
+        secret?: Uint8Array;
+      } = {},
     ) =>
       new SignJWT(claims)
         .setProtectedHeader({ alg: over.alg ?? 'RS256', kid: over.kid ?? 'test-key-1' })

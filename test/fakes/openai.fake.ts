@@ -3,14 +3,23 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A real OpenAI verbose_json answer (whisper-1, language "english"), as stored in test/fixtures/openai/verbose_json.json. */
-export const verboseJsonFixture = JSON.parse(
-  readFileSync(new URL('../fixtures/openai/verbose_json.json', import.meta.url), 'utf8'),
-) as {
+export const verboseJsonFixture = JSON.parse(readFileSync(new URL('../fixtures/openai/verbose_json.json', import.meta.url), 'utf8')) as {
   task: string;
   language: string;
   duration: number;
   text: string;
-  segments: { id: number; seek: number; start: number; end: number; text: string; tokens: number[]; temperature: number; avg_logprob: number; compression_ratio: number; no_speech_prob: number }[];
+  segments: {
+    id: number;
+    seek: number;
+    start: number;
+    end: number;
+    text: string;
+    tokens: number[];
+    temperature: number;
+    avg_logprob: number;
+    compression_ratio: number;
+    no_speech_prob: number;
+  }[];
 };
 
 /** One upload as the fake saw it. */
@@ -40,7 +49,9 @@ const NAMES: Record<string, string> = { en: 'english', de: 'german', fr: 'french
 const BYTES_PER_SECOND = 4000;
 
 /** OpenAI's error body shape. */
-const openAiError = (message: string, param: string | null, code: string | null) => ({ error: { message, type: 'invalid_request_error', param, code } });
+const openAiError = (message: string, param: string | null, code: string | null) => ({
+  error: { message, type: 'invalid_request_error', param, code },
+});
 
 /**
  * A local stand-in for `POST /v1/audio/transcriptions`: parses the multipart upload as OpenAI does,
@@ -71,13 +82,24 @@ export async function startFakeOpenAi(
       req.resume();
       // OpenAI echoes a masked key; the adapter must never pass this text on.
       const given = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-      return send(401, openAiError(`Incorrect API key provided: ${given.slice(0, 3)}***${given.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`, null, 'invalid_api_key'));
+      return send(
+        401,
+        openAiError(
+          `Incorrect API key provided: ${given.slice(0, 3)}***${given.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+          null,
+          'invalid_api_key',
+        ),
+      );
     }
     let form: FormData;
     try {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
-      form = await new Request('http://fake.invalid/', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body: Buffer.concat(chunks) }).formData();
+      form = await new Request('http://fake.invalid/', {
+        method: 'POST',
+        headers: { 'content-type': req.headers['content-type'] ?? '' },
+        body: Buffer.concat(chunks),
+      }).formData();
     } catch {
       return send(400, openAiError('Could not parse multipart form', null, null));
     }
@@ -92,7 +114,15 @@ export async function startFakeOpenAi(
         fileBytes = v.size;
       }
     }
-    const seen: FakeOpenAiRequest = { fields, granularities, fileName, fileBytes, authorization: req.headers.authorization, headers: req.headers, closedAt: null };
+    const seen: FakeOpenAiRequest = {
+      fields,
+      granularities,
+      fileName,
+      fileBytes,
+      authorization: req.headers.authorization,
+      headers: req.headers,
+      closedAt: null,
+    };
     requests.push(seen);
     res.on('close', () => {
       if (!res.writableEnded) seen.closedAt = performance.now();
@@ -128,11 +158,28 @@ export async function startFakeOpenAi(
       const start = i * 2.5;
       const end = Math.min(duration, start + 2.5);
       const sentence = SENTENCES[i % SENTENCES.length];
-      segments.push({ id: i, seek: Math.floor(start / 30) * 3000, start, end, text: ` ${sentence}`, tokens: [50364 + i, 50489 + i], temperature: 0, avg_logprob: -0.25, compression_ratio: 1.1, no_speech_prob: 0.01 });
+      segments.push({
+        id: i,
+        seek: Math.floor(start / 30) * 3000,
+        start,
+        end,
+        text: ` ${sentence}`,
+        tokens: [50364 + i, 50489 + i],
+        temperature: 0,
+        avg_logprob: -0.25,
+        compression_ratio: 1.1,
+        no_speech_prob: 0.01,
+      });
       // OpenAI's word list: words without punctuation, each with its own span, at the top level.
       const list = sentence.replace(/[.,!?]/g, '').split(' ');
       const step = (end - start) / list.length;
-      list.forEach((word, j) => words.push({ word, start: Math.round((start + j * step) * 100) / 100, end: Math.round((start + (j + 1) * step * 0.9) * 100) / 100 }));
+      list.forEach((word, j) =>
+        words.push({
+          word,
+          start: Math.round((start + j * step) * 100) / 100,
+          end: Math.round((start + (j + 1) * step * 0.9) * 100) / 100,
+        }),
+      );
     }
     send(200, {
       task: 'transcribe',

@@ -11,12 +11,28 @@ describe('analyst queries', () => {
   /** A task that succeeded and was charged `amount`, without calling a provider. */
   const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation, input: {}, amount, deadlineAt: new Date(Date.now() + 60_000) });
+    await h.services.ledger.openJob({
+      jobId,
+      accountId,
+      apiKeyId: null,
+      operation,
+      input: {},
+      amount,
+      deadlineAt: new Date(Date.now() + 60_000),
+    });
     await h.services.ledger.succeed(jobId, { ok: true }, 'test');
   };
   const failedTask = async (accountId: string) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation: 'PARSE', input: {}, amount: 1, deadlineAt: new Date(Date.now() + 60_000) });
+    await h.services.ledger.openJob({
+      jobId,
+      accountId,
+      apiKeyId: null,
+      operation: 'PARSE',
+      input: {},
+      amount: 1,
+      deadlineAt: new Date(Date.now() + 60_000),
+    });
     await h.services.ledger.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
   };
   const range = () => ({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() });
@@ -52,10 +68,18 @@ describe('analyst queries', () => {
     const usage = await h.gql(USAGE, { ...range(), by: 'ACCOUNT' }, key);
     expect(usage.data.creditUsage.map((b: any) => b.key)).toContain(customer.accountId);
 
-    const accounts = await h.gql(`{ accounts(first: 100) { edges { node { id credits { available } } } pageInfo { hasNextPage } } }`, {}, key);
+    const accounts = await h.gql(
+      `{ accounts(first: 100) { edges { node { id credits { available } } } pageInfo { hasNextPage } } }`,
+      {},
+      key,
+    );
     expect(accounts.data.accounts.edges.map((e: any) => e.node.id)).toEqual(expect.arrayContaining([analyst.id, customer.accountId]));
 
-    const history = await h.gql(`query($a: ID) { creditHistory(accountId: $a) { edges { node { kind amount } } } }`, { a: customer.accountId }, key);
+    const history = await h.gql(
+      `query($a: ID) { creditHistory(accountId: $a) { edges { node { kind amount } } } }`,
+      { a: customer.accountId },
+      key,
+    );
     expect(history.data.creditHistory.edges.map((e: any) => e.node.kind)).toEqual(['CAPTURE', 'HOLD', 'GRANT']);
 
     expect((await h.gql(`{ accounts { edges { cursor } } }`, {}, customer.key)).errors?.[0].extensions.code).toBe('FORBIDDEN');

@@ -53,7 +53,16 @@ describe('the REST reference (/docs and schema/openapi.yaml)', () => {
     const described = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
     // The ones the issue names, so that the filter above cannot quietly match nothing.
     expect(served).toEqual(
-      expect.arrayContaining(['POST /api/parse', 'POST /api/transcribe', 'GET /api/jobs/{id}', 'GET /api/transcriptions/{file}', 'GET /api/credit-history.csv', 'GET /healthz', 'GET /readyz', 'GET /metrics']),
+      expect.arrayContaining([
+        'POST /api/parse',
+        'POST /api/transcribe',
+        'GET /api/jobs/{id}',
+        'GET /api/transcriptions/{file}',
+        'GET /api/credit-history.csv',
+        'GET /healthz',
+        'GET /readyz',
+        'GET /metrics',
+      ]),
     );
     expect(served.filter((r) => !described.includes(r))).toEqual([]);
     expect(described.filter((r) => !served.includes(r))).toEqual([]);
@@ -89,9 +98,20 @@ describe('the REST reference (/docs and schema/openapi.yaml)', () => {
       ['/api/transcribe', 'post', h.rest('/api/transcribe', { mediaUrl: 'https://video.example/v.mp4', language: 'no such' }, key)],
       ['/api/transcribe', 'post', h.request('POST', '/api/transcribe', { headers: { ...auth, 'content-type': 'text/plain' }, body: 'x' })],
       ['/api/jobs/{id}', 'get', h.request('GET', '/api/jobs/5d9c1e0a-7b3f-4f62-8a1d-9e4b2c6f0a13', { headers: auth })],
-      ['/api/transcriptions/{file}', 'get', h.request('GET', '/api/transcriptions/5d9c1e0a-7b3f-4f62-8a1d-9e4b2c6f0a13.vtt', { headers: auth })],
+      [
+        '/api/transcriptions/{file}',
+        'get',
+        h.request('GET', '/api/transcriptions/5d9c1e0a-7b3f-4f62-8a1d-9e4b2c6f0a13.vtt', { headers: auth }),
+      ],
       ['/api/credit-history.csv', 'get', h.request('GET', '/api/credit-history.csv?from=yesterday', { headers: auth })],
-      ['/account/api/session', 'post', h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: 'spent' }) })],
+      [
+        '/account/api/session',
+        'post',
+        h.request('POST', '/account/api/session', {
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ token: 'spent' }),
+        }),
+      ],
     ];
     const doc = committed();
     const seen = [];
@@ -100,9 +120,25 @@ describe('the REST reference (/docs and schema/openapi.yaml)', () => {
       const code = res.json().error.code;
       seen.push(code);
       const examples = doc.paths[path][method].responses[String(res.statusCode)]?.content?.['application/json']?.examples ?? {};
-      expect({ path, status: res.statusCode, code, documented: code in examples }).toEqual({ path, status: res.statusCode, code, documented: true });
+      expect({ path, status: res.statusCode, code, documented: code in examples }).toEqual({
+        path,
+        status: res.statusCode,
+        code,
+        documented: true,
+      });
     }
-    expect(seen).toEqual(['UNAUTHENTICATED', 'INVALID_INPUT', 'URL_NOT_ALLOWED', 'INSUFFICIENT_CREDITS', 'INVALID_INPUT', 'UNSUPPORTED_MEDIA_TYPE', 'NOT_FOUND', 'NOT_FOUND', 'INVALID_INPUT', 'UNAUTHENTICATED']);
+    expect(seen).toEqual([
+      'UNAUTHENTICATED',
+      'INVALID_INPUT',
+      'URL_NOT_ALLOWED',
+      'INSUFFICIENT_CREDITS',
+      'INVALID_INPUT',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'NOT_FOUND',
+      'NOT_FOUND',
+      'INVALID_INPUT',
+      'UNAUTHENTICATED',
+    ]);
   });
 
   it('serves Swagger UI at /docs, without a key, with every asset from this origin', async () => {
@@ -110,7 +146,9 @@ describe('the REST reference (/docs and schema/openapi.yaml)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     const assets = [...res.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
-    expect(assets).toEqual(expect.arrayContaining(['./static/swagger-ui-bundle.js', './static/swagger-initializer.js', './static/swagger-ui.css']));
+    expect(assets).toEqual(
+      expect.arrayContaining(['./static/swagger-ui-bundle.js', './static/swagger-initializer.js', './static/swagger-ui.css']),
+    );
     for (const asset of assets) {
       // Relative to the page: same origin, and served from the installed package.
       expect(asset).not.toMatch(/^(?:[a-z]+:)?\/\//i);

@@ -27,13 +27,20 @@ describe.each(DATABASES)('auth notifications (%s database)', (database) => {
     try {
       const { key, keyId, accountId } = await h.account();
       // The account's own making (its membership, its first key) comes first, in commit order.
-      await waitFor(() => heard.some((n) => n.apiKeyId === keyId), { describe: 'the notification of the first key', timeout: 5_000, interval: 10 });
+      await waitFor(() => heard.some((n) => n.apiKeyId === keyId), {
+        describe: 'the notification of the first key',
+        timeout: 5_000,
+        interval: 10,
+      });
       heard.length = 0;
       const created = await h.gql(`mutation { createApiKey(name: "second") { key apiKey { id } } }`, {}, key);
       const second = created.data.createApiKey;
       // Using a key writes its last_used_at (to the minute): no notification for that.
       expect((await h.gql(`{ me { id } }`, {}, second.key)).data.me.id).toBe(accountId);
-      await waitFor(async () => (await h.sql(`select 1 from api_key where id = ? and last_used_at is not null`, [second.apiKey.id])).length, { describe: "the second key's last_used_at", timeout: 5_000, interval: 10 });
+      await waitFor(
+        async () => (await h.sql(`select 1 from api_key where id = ? and last_used_at is not null`, [second.apiKey.id])).length,
+        { describe: "the second key's last_used_at", timeout: 5_000, interval: 10 },
+      );
       expect(await h.sql(`select 1 from api_key where id = ? and last_used_at is not null`, [second.apiKey.id])).toHaveLength(1);
       await h.gql(`mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`, { id: second.apiKey.id }, key);
       await h.services.accounts.cancelMembership(accountId);

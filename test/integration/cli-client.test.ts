@@ -66,7 +66,11 @@ describe('mediagate parse / transcribe (client commands)', () => {
 
   /** Runs the CLI; the key (from the environment unless given) must appear in no output. */
   const cli = (args: string[], opts: { key?: string | null } = {}): Promise<Run> => {
-    const env: NodeJS.ProcessEnv = { ...process.env, MEDIAGATE_API_URL: h.url, MEDIAGATE_API_KEY: opts.key === undefined ? key : (opts.key ?? '') };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      MEDIAGATE_API_URL: h.url,
+      MEDIAGATE_API_KEY: opts.key === undefined ? key : (opts.key ?? ''),
+    };
     return new Promise((resolve) => {
       execFile(NODE, [CLI, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
@@ -104,7 +108,11 @@ describe('mediagate parse / transcribe (client commands)', () => {
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     const body = JSON.parse(lines[0]);
-    expect(body).toMatchObject({ status: 'SUCCEEDED', media: { url: `${site.origin}/m.mp4`, kind: 'video', hasAudio: true }, credits: { charged: 1 } });
+    expect(body).toMatchObject({
+      status: 'SUCCEEDED',
+      media: { url: `${site.origin}/m.mp4`, kind: 'video', hasAudio: true },
+      credits: { charged: 1 },
+    });
   });
 
   it('parse of a page without media: exit 1 with the error code (and the error body with --json)', async () => {
@@ -158,7 +166,13 @@ describe('mediagate parse / transcribe (client commands)', () => {
       text: expect.any(String),
       credits: { charged: 2, balance: before.available - 2 },
     });
-    expect(body.segments[0]).toMatchObject({ index: 1, start: 0, end: expect.any(Number), text: expect.stringContaining('Welcome'), speaker: null });
+    expect(body.segments[0]).toMatchObject({
+      index: 1,
+      start: 0,
+      end: expect.any(Number),
+      text: expect.stringContaining('Welcome'),
+      speaker: null,
+    });
     // Exactly the finished job's result, read from the polls alone: no second call for the balance.
     expect(body).toEqual((await h.request('GET', `/api/jobs/${body.id}`, { headers: { authorization: `Bearer ${key}` } })).json().result);
     expect(requests.slice(seen).filter((r) => r !== `GET /api/jobs/${body.id}`)).toEqual(['POST /api/transcribe']);
@@ -195,11 +209,17 @@ describe('mediagate parse / transcribe (client commands)', () => {
 
   it('Ctrl-C cancels the running job (its hold released) and exits 130', async () => {
     const { key: own, accountId: owner } = await h.account({ credits: 5 });
-    const child = spawn(NODE, [CLI, 'transcribe', `${site.origin}/endless.mp3`], { env: { ...process.env, MEDIAGATE_API_URL: h.url, MEDIAGATE_API_KEY: own } });
+    const child = spawn(NODE, [CLI, 'transcribe', `${site.origin}/endless.mp3`], {
+      env: { ...process.env, MEDIAGATE_API_URL: h.url, MEDIAGATE_API_KEY: own },
+    });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await waitFor(() => /^progress /m.test(stderr), { describe: `a progress line on stderr (so far: ${JSON.stringify(stderr)})`, timeout: 10_000, interval: 50 });
+    await waitFor(() => /^progress /m.test(stderr), {
+      describe: `a progress line on stderr (so far: ${JSON.stringify(stderr)})`,
+      timeout: 10_000,
+      interval: 50,
+    });
     expect(await h.balance(owner)).toEqual({ available: 4, held: 1 });
     child.kill('SIGINT');
     expect(await exited).toBe(130);

@@ -45,8 +45,24 @@ describe('mediagate CLI', () => {
   const cli = (...args: string[]) => cliIn(false, ...args);
 
   it('creates an account, grants credits, sets membership, creates, lists and revokes keys', async () => {
-    const account = await cli('account', 'create', '--name', 'Ada', '--email', 'ada@example.com', '--credits', '5', '--membership-days', '30');
-    expect(account).toMatchObject({ id: expect.any(String), name: 'Ada', credits: { available: 5, held: 0 }, membership: { active: true } });
+    const account = await cli(
+      'account',
+      'create',
+      '--name',
+      'Ada',
+      '--email',
+      'ada@example.com',
+      '--credits',
+      '5',
+      '--membership-days',
+      '30',
+    );
+    expect(account).toMatchObject({
+      id: expect.any(String),
+      name: 'Ada',
+      credits: { available: 5, held: 0 },
+      membership: { active: true },
+    });
 
     const granted = await cli('credits', 'grant', account.id, '7', '--reason', 'welcome');
     expect(granted).toEqual({ accountId: account.id, granted: 7, available: 12 });
@@ -84,12 +100,16 @@ describe('mediagate CLI', () => {
   });
 
   it('fails clearly, with a JSON error and a non-zero exit, on bad input', async () => {
-    await expect(run(NODE, [CLI, '--json', 'credits', 'grant', '00000000-0000-0000-0000-000000000000', '5'], { env: env() })).rejects.toMatchObject({
+    await expect(
+      run(NODE, [CLI, '--json', 'credits', 'grant', '00000000-0000-0000-0000-000000000000', '5'], { env: env() }),
+    ).rejects.toMatchObject({
       code: 1,
       stdout: expect.stringContaining('"NOT_FOUND"'),
     });
-    await expect(run(NODE, [CLI, '--json', 'account', 'create', '--name', 'x', '--credits', 'lots'], { env: env() })).rejects.toMatchObject({
-      code: expect.any(Number),
-    });
+    await expect(run(NODE, [CLI, '--json', 'account', 'create', '--name', 'x', '--credits', 'lots'], { env: env() })).rejects.toMatchObject(
+      {
+        code: expect.any(Number),
+      },
+    );
   });
 });

@@ -11,8 +11,16 @@ describe('parse through cobalt, with failover', () => {
   beforeAll(async () => {
     cobalt = await startFakeCobalt({ apiKey: 'cobalt-secret' });
     site = await startFakeSite();
-    site.page('/page', `<html><head><meta property="og:video" content="https://cdn.example/og.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
-    h = await createHarness({ PARSE_PROVIDERS: 'cobalt,builtin', COBALT_API_URL: cobalt.url, COBALT_API_KEY: 'cobalt-secret', FETCH_ALLOW_HOSTS: site.hostPort });
+    site.page(
+      '/page',
+      `<html><head><meta property="og:video" content="https://cdn.example/og.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`,
+    );
+    h = await createHarness({
+      PARSE_PROVIDERS: 'cobalt,builtin',
+      COBALT_API_URL: cobalt.url,
+      COBALT_API_KEY: 'cobalt-secret',
+      FETCH_ALLOW_HOSTS: site.hostPort,
+    });
     ({ key, accountId } = await h.account({ credits: 20 }));
   });
   afterAll(async () => {
@@ -26,7 +34,15 @@ describe('parse through cobalt, with failover', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
       provider: 'cobalt',
-      media: { url: expect.stringContaining('/tunnel?id=abc'), kind: 'video', container: 'mp4', width: 1280, height: 720, hasAudio: true, expiresAt: '2030-03-17T17:46:40.000Z' },
+      media: {
+        url: expect.stringContaining('/tunnel?id=abc'),
+        kind: 'video',
+        container: 'mp4',
+        width: 1280,
+        height: 720,
+        hasAudio: true,
+        expiresAt: '2030-03-17T17:46:40.000Z',
+      },
       metadata: { site: 'www.youtube.com' },
       credits: { charged: 1 },
     });

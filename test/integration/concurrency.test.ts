@@ -6,7 +6,10 @@ describe('credits under concurrency', () => {
   let site: FakeSite;
   beforeAll(async () => {
     site = await startFakeSite();
-    site.page('/v', `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
+    site.page(
+      '/v',
+      `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`,
+    );
     h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort });
   });
   afterAll(async () => {
@@ -22,9 +25,9 @@ describe('credits under concurrency', () => {
       Array.from({ length: attempts }, (_, i) =>
         i % 2 === 0
           ? h.rest('/api/parse', { url: `${site.origin}/v` }, key).then((r) => r.statusCode)
-          : h.gql(`mutation { parse(input: { url: "${site.origin}/v" }) { id } }`, {}, key).then((r) =>
-              r.errors ? (r.errors[0].extensions.code === 'INSUFFICIENT_CREDITS' ? 402 : 500) : 200,
-            ),
+          : h
+              .gql(`mutation { parse(input: { url: "${site.origin}/v" }) { id } }`, {}, key)
+              .then((r) => (r.errors ? (r.errors[0].extensions.code === 'INSUFFICIENT_CREDITS' ? 402 : 500) : 200)),
       ),
     );
     expect(results.filter((s) => s === 200)).toHaveLength(k);
@@ -40,7 +43,15 @@ describe('credits under concurrency', () => {
     const { accountId } = await h.account({ credits: 3 });
     const principal = { accountId, apiKeyId: null, scopes: new Set(['parse']), isMember: true };
     const jobId = '5b0c1c57-9a3f-4c55-8e36-3c2f8e5f0a01';
-    await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation: 'PARSE', input: {}, amount: 2, deadlineAt: new Date(Date.now() + 60_000) });
+    await h.services.ledger.openJob({
+      jobId,
+      accountId,
+      apiKeyId: null,
+      operation: 'PARSE',
+      input: {},
+      amount: 2,
+      deadlineAt: new Date(Date.now() + 60_000),
+    });
     expect(await h.balance(accountId)).toEqual({ available: 1, held: 2 });
     const [a, b, c] = await Promise.all([
       h.services.ledger.succeed(jobId, { ok: true }, 'test'),
@@ -59,7 +70,15 @@ describe('credits under concurrency', () => {
   it('the sweeper fails jobs past their deadline and releases their holds (a crash between hold and capture)', async () => {
     const { accountId } = await h.account({ credits: 5 });
     const jobId = '5b0c1c57-9a3f-4c55-8e36-3c2f8e5f0a02';
-    await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation: 'PARSE', input: {}, amount: 4, deadlineAt: new Date(Date.now() - 1000) });
+    await h.services.ledger.openJob({
+      jobId,
+      accountId,
+      apiKeyId: null,
+      operation: 'PARSE',
+      input: {},
+      amount: 4,
+      deadlineAt: new Date(Date.now() - 1000),
+    });
     expect(await h.balance(accountId)).toEqual({ available: 1, held: 4 });
     expect(await h.services.jobs.sweep()).toBeGreaterThanOrEqual(1);
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });

@@ -28,7 +28,8 @@ function mediagate(args: string[], env: Record<string, string>): Promise<Run> {
   });
 }
 
-const listen = <T extends Server | TcpServer>(server: T) => new Promise<T>((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+const listen = <T extends Server | TcpServer>(server: T) =>
+  new Promise<T>((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 const portOf = (server: Server | TcpServer) => (server.address() as AddressInfo).port;
 const close = (server: Server | TcpServer) => new Promise<void>((resolve) => server.close(() => resolve()));
 
@@ -76,12 +77,19 @@ describe('mediagate config check', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mediagate-config-check-'));
     // Engines that answer their version flag like the real ones; the real ones need not be installed.
-    for (const name of ['ffmpeg', 'ffprobe']) writeFileSync(join(dir, name), `#!/bin/sh\necho "${name} version 9.9-test"\n`, { mode: 0o755 });
+    for (const name of ['ffmpeg', 'ffprobe'])
+      writeFileSync(join(dir, name), `#!/bin/sh\necho "${name} version 9.9-test"\n`, { mode: 0o755 });
     // An OpenAI-compatible server and an OIDC issuer in one: any HTTP answer proves a provider reachable.
     upstream = await listen(
       createServer((req, res) => {
-        if (req.url === '/.well-known/openid-configuration') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: upstreamUrl, jwks_uri: `${upstreamUrl}/jwks` }));
-        if (req.url === '/jwks') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AAAA', kid: 'k1' }] }));
+        if (req.url === '/.well-known/openid-configuration')
+          return void res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ issuer: upstreamUrl, jwks_uri: `${upstreamUrl}/jwks` }));
+        if (req.url === '/jwks')
+          return void res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AAAA', kid: 'k1' }] }));
         res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"no key"}}');
       }),
     );
@@ -122,7 +130,13 @@ describe('mediagate config check', () => {
     expect(report.checks.find((c: { name: string }) => c.name === 'openai').detail).toContain('HTTP 401');
     expect(report.checks.find((c: { name: string }) => c.name === 'ffmpeg').detail).toContain('ffmpeg version 9.9-test');
     expect(report.checks.find((c: { name: string }) => c.name === 'oidc').detail).toContain('1 signing key');
-    expect(report.config).toMatchObject({ PORT: 4000, TRANSCRIBE_PROVIDERS: ['openai'], OPENAI_BASE_URL: `${upstreamUrl}/v1`, REDIS_URL: env.REDIS_URL, COBALT_API_URL: null });
+    expect(report.config).toMatchObject({
+      PORT: 4000,
+      TRANSCRIBE_PROVIDERS: ['openai'],
+      OPENAI_BASE_URL: `${upstreamUrl}/v1`,
+      REDIS_URL: env.REDIS_URL,
+      COBALT_API_URL: null,
+    });
 
     const human = await mediagate(['config', 'check'], env);
     expect(human.code).toBe(0);
@@ -134,7 +148,10 @@ describe('mediagate config check', () => {
 
   it('reaches the embedded database through the server that owns it', async () => {
     const env = { ...base, DATABASE_URL: '', MEDIAGATE_DATA_DIR: join(dir, 'served') };
-    const server = spawn(NODE, [CLI, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const server = spawn(NODE, [CLI, 'serve'], {
+      env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const exited = new Promise((resolve) => server.once('exit', resolve));
     try {
       await new Promise<void>((resolve, reject) => {
@@ -147,7 +164,10 @@ describe('mediagate config check', () => {
       });
       const run = await mediagate(['--json', 'config', 'check'], env);
       const database = JSON.parse(run.stdout).checks.find((c: { name: string }) => c.name === 'database');
-      expect(database).toMatchObject({ ok: true, detail: expect.stringMatching(/^embedded, through the server running on .* answered select 1$/) });
+      expect(database).toMatchObject({
+        ok: true,
+        detail: expect.stringMatching(/^embedded, through the server running on .* answered select 1$/),
+      });
       expect(run.code).toBe(0);
     } finally {
       server.kill('SIGTERM');
@@ -175,7 +195,10 @@ describe('mediagate config check', () => {
     expect(report.problems.map((p: { field: string }) => p.field.split('.')[0]).sort()).toEqual(expected);
     expect(report.problems).toContainEqual({ field: 'API_KEY_PEPPER', message: 'required when NODE_ENV=production' });
     expect(report.problems).toContainEqual({ field: 'COBALT_API_URL', message: 'required when PARSE_PROVIDERS includes cobalt' });
-    expect(report.problems).toContainEqual({ field: 'TRUST_PROXY.1', message: 'must be an IP address or CIDR range (or loopback, linklocal, uniquelocal); the list is separated by commas' });
+    expect(report.problems).toContainEqual({
+      field: 'TRUST_PROXY.1',
+      message: 'must be an IP address or CIDR range (or loopback, linklocal, uniquelocal); the list is separated by commas',
+    });
     // Nothing is checked against a configuration that serve would refuse.
     expect(report.checks).toEqual([]);
     // An invalid variable shows what was given; the rules that read it wait (no DEEPGRAM_API_KEY problem).
@@ -248,7 +271,10 @@ describe('mediagate config check', () => {
     // Invalid on purpose: a secret that is too short, a URL that does not parse.
     const invalid = { ...valid, METRICS_TOKEN: 'tok-SECRET', REDIS_URL: 'redis//:redis-SECRET-password@nowhere', PORT: 'x' };
     for (const env of [valid, invalid]) {
-      for (const args of [['config', 'check'], ['--json', 'config', 'check']]) {
+      for (const args of [
+        ['config', 'check'],
+        ['--json', 'config', 'check'],
+      ]) {
         const run = await mediagate(args, env);
         expect(run.code).toBe(1);
         const printed = run.stdout + run.stderr;

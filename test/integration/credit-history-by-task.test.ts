@@ -19,7 +19,10 @@ describe('the credit history per task', () => {
     site = await startFakeSite();
     site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
     site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
-    site.page('/watch', `<html><head><title>Clip</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`);
+    site.page(
+      '/watch',
+      `<html><head><title>Clip</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
+    );
     site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
     // Media whose download never finishes: the job runs until it is canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
@@ -60,26 +63,94 @@ describe('the credit history per task', () => {
     const res = await h.gql(ROWS, { first: 20 }, key);
     expect(res.errors).toBeUndefined();
     const rows = res.data.creditHistoryByTask.edges.map((e: any) => e.node);
-    const entry = (kind: string, amount: number, availableDelta: number, heldDelta: number, jobId: string | null) => ({ kind, amount, availableDelta, heldDelta, jobId });
+    const entry = (kind: string, amount: number, availableDelta: number, heldDelta: number, jobId: string | null) => ({
+      kind,
+      amount,
+      availableDelta,
+      heldDelta,
+      jobId,
+    });
     const task = (row: any) => {
       const { job } = row;
       expect(row.id).toBe(job.id);
       expect(row.entry).toBeNull();
-      return [job.operation, job.status, job.creditsCharged, job.creditsHeld, job.error?.code ?? null, job.creditEntries.map((e: any) => [e.kind, e.amount])];
+      return [
+        job.operation,
+        job.status,
+        job.creditsCharged,
+        job.creditsHeld,
+        job.error?.code ?? null,
+        job.creditEntries.map((e: any) => [e.kind, e.amount]),
+      ];
     };
     expect(rows).toHaveLength(7);
     expect(rows[0]).toMatchObject({ job: null, entry: { ...entry('GRANT', 3, 3, 0, null), reason: 'goodwill' } });
     expect(rows.slice(1, 6).map(task)).toEqual([
-      ['TRANSCRIBE', 'CANCELED', 0, 0, 'CANCELED', [['HOLD', 1], ['RELEASE', 1]]],
-      ['TRANSCRIBE', 'FAILED', 0, 0, 'CONTENT_UNAVAILABLE', [['HOLD', 1], ['RELEASE', 1]]],
+      [
+        'TRANSCRIBE',
+        'CANCELED',
+        0,
+        0,
+        'CANCELED',
+        [
+          ['HOLD', 1],
+          ['RELEASE', 1],
+        ],
+      ],
+      [
+        'TRANSCRIBE',
+        'FAILED',
+        0,
+        0,
+        'CONTENT_UNAVAILABLE',
+        [
+          ['HOLD', 1],
+          ['RELEASE', 1],
+        ],
+      ],
       // The hold of the first minute, raised once the media's length was known, then captured whole.
-      ['TRANSCRIBE', 'SUCCEEDED', 2, 0, null, [['HOLD', 1], ['HOLD', 1], ['CAPTURE', 2]]],
-      ['PARSE', 'FAILED', 0, 0, 'NO_MEDIA_FOUND', [['HOLD', 1], ['RELEASE', 1]]],
-      ['PARSE', 'SUCCEEDED', 1, 0, null, [['HOLD', 1], ['CAPTURE', 1]]],
+      [
+        'TRANSCRIBE',
+        'SUCCEEDED',
+        2,
+        0,
+        null,
+        [
+          ['HOLD', 1],
+          ['HOLD', 1],
+          ['CAPTURE', 2],
+        ],
+      ],
+      [
+        'PARSE',
+        'FAILED',
+        0,
+        0,
+        'NO_MEDIA_FOUND',
+        [
+          ['HOLD', 1],
+          ['RELEASE', 1],
+        ],
+      ],
+      [
+        'PARSE',
+        'SUCCEEDED',
+        1,
+        0,
+        null,
+        [
+          ['HOLD', 1],
+          ['CAPTURE', 1],
+        ],
+      ],
     ]);
     expect(rows[1].job.id).toBe(started.id);
     expect(rows[3].job.id).toBe(transcribed.json().id);
-    expect(rows[3].job.creditEntries).toEqual([entry('HOLD', 1, -1, 1, rows[3].job.id), entry('HOLD', 1, -1, 1, rows[3].job.id), entry('CAPTURE', 2, 0, -2, rows[3].job.id)]);
+    expect(rows[3].job.creditEntries).toEqual([
+      entry('HOLD', 1, -1, 1, rows[3].job.id),
+      entry('HOLD', 1, -1, 1, rows[3].job.id),
+      entry('CAPTURE', 2, 0, -2, rows[3].job.id),
+    ]);
     expect(rows[5].job.id).toBe(parsed.json().id);
     expect(rows[6]).toMatchObject({ job: null, entry: { ...entry('GRANT', 10, 10, 0, null), reason: 'initial credits' } });
     expect(res.data.creditHistoryByTask.pageInfo.hasNextPage).toBe(false);
@@ -133,7 +204,8 @@ describe('the credit history per task', () => {
     expect((await h.gql(ROWS, {}, parseOnly)).errors?.[0].extensions.code).toBe('FORBIDDEN');
 
     // A creditHistory cursor, a made-up one, a bad page size: INVALID_INPUT.
-    const entryCursor = (await h.gql(`{ creditHistory(first: 1) { pageInfo { endCursor } } }`, {}, me.key)).data.creditHistory.pageInfo.endCursor;
+    const entryCursor = (await h.gql(`{ creditHistory(first: 1) { pageInfo { endCursor } } }`, {}, me.key)).data.creditHistory.pageInfo
+      .endCursor;
     const forged = Buffer.from(`${new Date().toISOString()}|job:not-a-uuid`).toString('base64url');
     for (const variables of [{ after: entryCursor }, { after: forged }, { after: 'nonsense' }, { first: 0 }]) {
       const bad = await h.gql(ROWS, variables, me.key);

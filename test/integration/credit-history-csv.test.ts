@@ -35,7 +35,8 @@ describe('GET /api/credit-history.csv', () => {
     await h.close();
   });
 
-  const get = (path: string, key?: string | null) => h.request('GET', path, { headers: key ? { authorization: `Bearer ${key}` } : undefined });
+  const get = (path: string, key?: string | null) =>
+    h.request('GET', path, { headers: key ? { authorization: `Bearer ${key}` } : undefined });
 
   /** Every creditHistory entry for these filters, through GraphQL, as the CSV should show it. */
   async function viaGraphql(key: string, vars: Record<string, unknown>): Promise<Record<string, string>[]> {
@@ -63,7 +64,15 @@ describe('GET /api/credit-history.csv', () => {
   /** A task that succeeded (HOLD, CAPTURE) or failed (HOLD, RELEASE), without a provider. */
   async function task(accountId: string, outcome: 'succeed' | 'fail', operation: 'PARSE' | 'TRANSCRIBE' = 'PARSE', amount = 1) {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation, input: {}, amount, deadlineAt: new Date(Date.now() + 60_000) });
+    await h.services.ledger.openJob({
+      jobId,
+      accountId,
+      apiKeyId: null,
+      operation,
+      input: {},
+      amount,
+      deadlineAt: new Date(Date.now() + 60_000),
+    });
     if (outcome === 'succeed') await h.services.ledger.succeed(jobId, { ok: true }, 'test');
     else await h.services.ledger.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
     return jobId;
@@ -100,7 +109,11 @@ describe('GET /api/credit-history.csv', () => {
     expect(rows.every((r) => r.account_id === a.accountId)).toBe(true);
     expect(rows.map((r) => r.operation)).toEqual(['', 'PARSE', 'PARSE', 'TRANSCRIBE', 'TRANSCRIBE', 'PARSE', 'PARSE', '']);
     expect(rows.map((r) => r.job_id)).toEqual(['', failed, failed, transcribed, transcribed, parsed, parsed, '']);
-    expect(rows.find((r) => r.kind === 'CAPTURE' && r.job_id === transcribed)).toMatchObject({ amount: '3', available_delta: '0', held_delta: '-3' });
+    expect(rows.find((r) => r.kind === 'CAPTURE' && r.job_id === transcribed)).toMatchObject({
+      amount: '3',
+      available_delta: '0',
+      held_delta: '-3',
+    });
     for (const r of rows) expect(r.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(withoutJoined(rows)).toEqual(await viaGraphql(a.key, {}));
   });
@@ -140,7 +153,13 @@ describe('GET /api/credit-history.csv', () => {
       ['GRANT', '2026-01-03T00:00:00Z'],
       ['ADJUST', '2026-01-04T00:00:00Z'],
     ]);
-    const [d1, d2, d2noon, d3, d4] = ['2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-02T12:00:00.123Z', '2026-01-03T00:00:00.000Z', '2026-01-04T00:00:00.000Z'];
+    const [d1, d2, d2noon, d3, d4] = [
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-02T00:00:00.000Z',
+      '2026-01-02T12:00:00.123Z',
+      '2026-01-03T00:00:00.000Z',
+      '2026-01-04T00:00:00.000Z',
+    ];
     const cases: { query: string; vars: Record<string, unknown>; expected: string[] }[] = [
       { query: '', vars: {}, expected: [d4, d3, d2noon, d2, d1] },
       { query: 'from=2026-01-02T00:00:00Z', vars: { from: '2026-01-02T00:00:00Z' }, expected: [d4, d3, d2noon, d2] },
@@ -173,19 +192,36 @@ describe('GET /api/credit-history.csv', () => {
 
   it('pages through equal timestamps, and times written with microseconds, without losing or repeating a row', async () => {
     const a = await h.account({ credits: 0 });
-    const at = ['2026-02-01T00:00:00.123456Z', '2026-02-01T00:00:00.123456Z', '2026-02-01T00:00:00.123789Z', '2026-02-01T00:00:00.123999Z', '2026-02-01T00:00:00.123001Z', '2026-02-01T00:00:00.123456Z', '2026-02-01T00:00:00.124Z'];
-    await entriesAt(a.accountId, at.map((t) => ['ADJUST', t]));
+    const at = [
+      '2026-02-01T00:00:00.123456Z',
+      '2026-02-01T00:00:00.123456Z',
+      '2026-02-01T00:00:00.123789Z',
+      '2026-02-01T00:00:00.123999Z',
+      '2026-02-01T00:00:00.123001Z',
+      '2026-02-01T00:00:00.123456Z',
+      '2026-02-01T00:00:00.124Z',
+    ];
+    await entriesAt(
+      a.accountId,
+      at.map((t) => ['ADJUST', t]),
+    );
     const all: string[] = [];
     for await (const batch of h.repositories.history.batches({ accountId: a.accountId }, 2)) {
       expect(batch.length).toBeLessThanOrEqual(2);
       all.push(...batch.map((r) => r.id));
     }
-    const expected = await db.query<{ id: string }>(`select id::text from credit_entry where account_id = $1 order by created_at desc, id desc`, [a.accountId]);
+    const expected = await db.query<{ id: string }>(
+      `select id::text from credit_entry where account_id = $1 order by created_at desc, id desc`,
+      [a.accountId],
+    );
     expect(all).toEqual(expected.rows.map((r) => r.id));
     const csv = csvRecords((await get('/api/credit-history.csv', a.key)).body);
     expect(csv.map((r) => r.id)).toEqual(all);
     // Creation times are kept to the millisecond, rounded as they are written (a page cursor carries milliseconds).
-    expect(csv.map((r) => r.created_at)).toEqual([...Array(3).fill('2026-02-01T00:00:00.124Z'), ...Array(4).fill('2026-02-01T00:00:00.123Z')]);
+    expect(csv.map((r) => r.created_at)).toEqual([
+      ...Array(3).fill('2026-02-01T00:00:00.124Z'),
+      ...Array(4).fill('2026-02-01T00:00:00.123Z'),
+    ]);
     expect(withoutJoined(csv)).toEqual(await viaGraphql(a.key, {}));
   });
 
@@ -272,9 +308,22 @@ describe('GET /api/credit-history.csv', () => {
     ];
     for (const [text, valid] of cases) {
       const rest = await get(`/api/credit-history.csv?from=${encodeURIComponent(text)}`, a.key);
-      const gql = await h.gql('query($from: DateTime) { creditHistory(from: $from, first: 1) { edges { node { id } } } }', { from: text }, a.key);
-      expect({ text, rest: rest.statusCode, graphql: gql.errors ? 'refused' : 'taken' }).toEqual({ text, rest: valid ? 200 : 400, graphql: valid ? 'taken' : 'refused' });
-      if (!valid) expect({ text, code: rest.json().error.code, details: Object.keys(rest.json().error.details) }).toEqual({ text, code: 'INVALID_INPUT', details: ['from'] });
+      const gql = await h.gql(
+        'query($from: DateTime) { creditHistory(from: $from, first: 1) { edges { node { id } } } }',
+        { from: text },
+        a.key,
+      );
+      expect({ text, rest: rest.statusCode, graphql: gql.errors ? 'refused' : 'taken' }).toEqual({
+        text,
+        rest: valid ? 200 : 400,
+        graphql: valid ? 'taken' : 'refused',
+      });
+      if (!valid)
+        expect({ text, code: rest.json().error.code, details: Object.keys(rest.json().error.details) }).toEqual({
+          text,
+          code: 'INVALID_INPUT',
+          details: ['from'],
+        });
     }
   });
 

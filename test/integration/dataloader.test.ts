@@ -38,7 +38,15 @@ describe('related rows through per-request DataLoaders', () => {
   /** A task that succeeded and was charged `amount` (a HOLD and a CAPTURE entry), without a provider. */
   const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation, input: {}, amount, deadlineAt: new Date(Date.now() + 60_000) });
+    await h.services.ledger.openJob({
+      jobId,
+      accountId,
+      apiKeyId: null,
+      operation,
+      input: {},
+      amount,
+      deadlineAt: new Date(Date.now() + 60_000),
+    });
     await h.services.ledger.succeed(jobId, { ok: true }, 'test');
     return jobId;
   };
@@ -47,7 +55,10 @@ describe('related rows through per-request DataLoaders', () => {
   const warmKey = async (accountId: string, scopes?: string[]) => {
     const { key, apiKey } = await h.services.apiKeys.create(accountId, 'counted', scopes);
     expect((await h.gql('{ me { id } }', {}, key)).errors).toBeUndefined();
-    await waitFor(async () => (await h.services.apiKeys.list(accountId)).find((k) => k.id === apiKey.id)?.lastUsedAt, { describe: "the key's last_used_at to be written", interval: 20 });
+    await waitFor(async () => (await h.services.apiKeys.list(accountId)).find((k) => k.id === apiKey.id)?.lastUsedAt, {
+      describe: "the key's last_used_at to be written",
+      interval: 20,
+    });
     return key;
   };
 
@@ -142,7 +153,11 @@ describe('related rows through per-request DataLoaders', () => {
     }
     const page = async (first: number) => {
       const { result, statements } = await countStatements(() =>
-        h.gql(`query($first: Int) { creditHistoryByTask(first: $first) { edges { node { id job { id creditsCharged creditEntries { kind amount jobId } } } } } }`, { first }, key),
+        h.gql(
+          `query($first: Int) { creditHistoryByTask(first: $first) { edges { node { id job { id creditsCharged creditEntries { kind amount jobId } } } } } }`,
+          { first },
+          key,
+        ),
       );
       expect(result.errors).toBeUndefined();
       return { nodes: result.data.creditHistoryByTask.edges.map((e: any) => e.node), statements };
@@ -167,7 +182,15 @@ describe('related rows through per-request DataLoaders', () => {
     const jobs: string[] = [];
     for (let i = 0; i < 40; i++) {
       const jobId = randomUUID();
-      await h.services.ledger.openJob({ jobId, accountId: acc.id, apiKeyId: null, operation: 'PARSE', input: { webhookUrl: 'https://example.com/hook' }, amount: 1, deadlineAt: new Date(Date.now() + 60_000) });
+      await h.services.ledger.openJob({
+        jobId,
+        accountId: acc.id,
+        apiKeyId: null,
+        operation: 'PARSE',
+        input: { webhookUrl: 'https://example.com/hook' },
+        amount: 1,
+        deadlineAt: new Date(Date.now() + 60_000),
+      });
       await h.services.ledger.succeed(jobId, { ok: true }, 'test');
       jobs.push(jobId);
     }
@@ -176,12 +199,10 @@ describe('related rows through per-request DataLoaders', () => {
     try {
       for (const [i, jobId] of jobs.entries()) {
         for (let attempt = 1; attempt <= (i % 3) + 1; attempt++) {
-          await db.query(`insert into webhook_attempt (job_id, event_id, event_type, attempt, status_code, duration_ms) values ($1, $2, 'job.succeeded', $3, $4, 5)`, [
-            jobId,
-            `msg_${i}`,
-            attempt,
-            attempt === (i % 3) + 1 ? 200 : 500,
-          ]);
+          await db.query(
+            `insert into webhook_attempt (job_id, event_id, event_type, attempt, status_code, duration_ms) values ($1, $2, 'job.succeeded', $3, $4, 5)`,
+            [jobId, `msg_${i}`, attempt, attempt === (i % 3) + 1 ? 200 : 500],
+          );
         }
       }
     } finally {
@@ -190,7 +211,11 @@ describe('related rows through per-request DataLoaders', () => {
 
     const page = async (first: number) => {
       const { result, statements } = await countStatements(() =>
-        h.gql(`query($first: Int) { jobs(first: $first) { edges { node { id account { name } webhook { url attempts { attempt statusCode } } } } } }`, { first }, key),
+        h.gql(
+          `query($first: Int) { jobs(first: $first) { edges { node { id account { name } webhook { url attempts { attempt statusCode } } } } } }`,
+          { first },
+          key,
+        ),
       );
       expect(result.errors).toBeUndefined();
       return { nodes: result.data.jobs.edges.map((e: any) => e.node), statements };
@@ -203,7 +228,9 @@ describe('related rows through per-request DataLoaders', () => {
       const i = jobs.indexOf(node.id);
       const tries = (i % 3) + 1;
       expect(node.account).toEqual({ name: 'Hooked' });
-      expect(node.webhook.attempts).toEqual(Array.from({ length: tries }, (_, n) => ({ attempt: n + 1, statusCode: n + 1 === tries ? 200 : 500 })));
+      expect(node.webhook.attempts).toEqual(
+        Array.from({ length: tries }, (_, n) => ({ attempt: n + 1, statusCode: n + 1 === tries ? 200 : 500 })),
+      );
     }
   });
 
@@ -211,12 +238,22 @@ describe('related rows through per-request DataLoaders', () => {
     const acc = await h.services.accounts.create({ name: 'Me Myself', credits: 5, membershipDays: 10 });
     const key = await warmKey(acc.id);
     await chargedTask(acc.id, 'PARSE', 1);
-    const plain = await countStatements(() => h.gql('{ me { id name credits { available held } membership { plan status active } } }', {}, key));
-    expect(plain.result.data.me).toMatchObject({ name: 'Me Myself', credits: { available: 4, held: 0 }, membership: { plan: 'monthly', active: true } });
+    const plain = await countStatements(() =>
+      h.gql('{ me { id name credits { available held } membership { plan status active } } }', {}, key),
+    );
+    expect(plain.result.data.me).toMatchObject({
+      name: 'Me Myself',
+      credits: { available: 4, held: 0 },
+      membership: { plan: 'monthly', active: true },
+    });
     expect(plain.statements).toHaveLength(1);
 
     const full = await countStatements(() =>
-      h.gql(`query($from: DateTime!, $to: DateTime!) { me { id apiKeys { name last4 } usage(from: $from, to: $to) { operation credits tasks } } }`, window(), key),
+      h.gql(
+        `query($from: DateTime!, $to: DateTime!) { me { id apiKeys { name last4 } usage(from: $from, to: $to) { operation credits tasks } } }`,
+        window(),
+        key,
+      ),
     );
     expect(full.result.errors).toBeUndefined();
     expect(full.result.data.me.usage).toEqual([{ operation: 'PARSE', credits: 1, tasks: 1 }]);
@@ -256,12 +293,20 @@ describe('related rows through per-request DataLoaders', () => {
     const jobId = await chargedTask(customer.id, 'PARSE', 1);
     const history = await h.gql(HISTORY, { accountId: customer.id }, analystKey);
     expect(history.errors).toBeUndefined();
-    expect(history.data.creditHistory.edges[0].node.job).toEqual({ id: jobId, status: 'SUCCEEDED', account: { id: customer.id, name: 'Cu Stomer' } });
+    expect(history.data.creditHistory.edges[0].node.job).toEqual({
+      id: jobId,
+      status: 'SUCCEEDED',
+      account: { id: customer.id, name: 'Cu Stomer' },
+    });
 
     const reader = (await h.services.apiKeys.create(customer.id, 'reader', ['read'])).key;
     const noKeys = await h.gql('{ me { id apiKeys { id } } }', {}, reader);
     expect(noKeys.errors?.[0].extensions.code).toBe('FORBIDDEN');
-    const badWindow = await h.gql('query($f: DateTime!, $t: DateTime!) { me { usage(from: $f, to: $t) { tasks } } }', { f: window().to, t: window().from }, reader);
+    const badWindow = await h.gql(
+      'query($f: DateTime!, $t: DateTime!) { me { usage(from: $f, to: $t) { tasks } } }',
+      { f: window().to, t: window().from },
+      reader,
+    );
     expect(badWindow.errors?.[0].extensions.code).toBe('INVALID_INPUT');
   });
 });

@@ -49,9 +49,14 @@ describe('transcribe through Deepgram, with failover', () => {
       // Deepgram's words keep their punctuated spelling and speaker; the WebVTT names each speaker's cue.
       expect(res.json().segments[1].words[4]).toEqual({ start: 4, end: 4.6, text: 'studio.', speaker: 'speaker_1' });
       const vtt = await h.request('GET', `/api/transcriptions/${res.json().id}.vtt`, { headers: { authorization: `Bearer ${key}` } });
-      expect(vtt.body).toBe('WEBVTT\n\n00:00:00.320 --> 00:00:01.153\n<v speaker_0>Good morning.\n\n00:00:03.100 --> 00:00:04.600\n<v speaker_1>Welcome back to the studio.\n\n');
+      expect(vtt.body).toBe(
+        'WEBVTT\n\n00:00:00.320 --> 00:00:01.153\n<v speaker_0>Good morning.\n\n00:00:03.100 --> 00:00:04.600\n<v speaker_1>Welcome back to the studio.\n\n',
+      );
       const sent = deepgram.requests.at(-1)!;
-      expect(sent).toMatchObject({ contentType: 'audio/mpeg', query: { model: 'nova-3', language: 'en', utterances: 'true', diarize: 'true' } });
+      expect(sent).toMatchObject({
+        contentType: 'audio/mpeg',
+        query: { model: 'nova-3', language: 'en', utterances: 'true', diarize: 'true' },
+      });
       expect(sent.bytes).toBeGreaterThan(1000);
       expect(JSON.stringify(sent.query)).not.toContain(site.origin);
     } finally {

@@ -65,7 +65,10 @@ describe('embedded database socket: password required', () => {
   it('refuses a wrong password with PostgreSQL’s authentication error', async () => {
     const url = new URL(embedded.clientUrl);
     url.password = 'not-the-password';
-    await expect(query(url.toString())).rejects.toMatchObject({ code: '28P01', message: 'password authentication failed for user "postgres"' });
+    await expect(query(url.toString())).rejects.toMatchObject({
+      code: '28P01',
+      message: 'password authentication failed for user "postgres"',
+    });
     url.password = '';
     await expect(query(url.toString())).rejects.toThrow();
   });

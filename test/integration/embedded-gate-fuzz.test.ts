@@ -154,7 +154,8 @@ async function converse(port: number, actions: Action[]): Promise<{ messages: Ba
     else if ('await' in action) {
       const message = await peer.next();
       // AuthenticationSASLContinue (11) carries the server-first-message: r=<nonce>,s=...,i=...
-      if (message?.type === 'R' && message.body.readInt32BE(0) === 11) serverNonce = /r=([^,]*)/.exec(message.body.toString('utf8', 4))?.[1] ?? '';
+      if (message?.type === 'R' && message.body.readInt32BE(0) === 11)
+        serverNonce = /r=([^,]*)/.exec(message.body.toString('utf8', 4))?.[1] ?? '';
     } else peer.send(action.final(serverNonce));
   }
   await peer.finish();
@@ -173,15 +174,27 @@ function conversations(): fc.Arbitrary<Action[]> {
 
   // Parameters with names and values missing, repeated or unterminated, then a wrong password.
   const layout = fc
-    .tuple(fc.array(fc.constantFrom('user', 'database', 'postgres', '', 'x\u00e9', 'user\0'), { maxLength: 6 }), fc.constantFrom('', '\0', '\0\0'))
+    .tuple(
+      fc.array(fc.constantFrom('user', 'database', 'postgres', '', 'x\u00e9', 'user\0'), { maxLength: 6 }),
+      fc.constantFrom('', '\0', '\0\0'),
+    )
     .map(([parts, end]) => startupPacket(parts.join('\0') + end));
   const wrongProof = (nonce: string) => saslResponseText(`c=biws,r=${nonce},p=${Buffer.alloc(32, 7).toString('base64')}`);
-  const oddLayout = layout.map((startup) => [send(startup), wait, send(saslInitial('SCRAM-SHA-256', CLIENT_FIRST)), wait, { final: wrongProof }]);
+  const oddLayout = layout.map((startup) => [
+    send(startup),
+    wait,
+    send(saslInitial('SCRAM-SHA-256', CLIENT_FIRST)),
+    wait,
+    { final: wrongProof },
+  ]);
 
   // Encryption, GSS and cancel requests, well or badly sized, then maybe a real startup.
   const negotiation = fc
     .tuple(
-      fc.array(fc.tuple(fc.constantFrom(SSL_REQUEST, GSSENC_REQUEST, CANCEL_REQUEST, PROTOCOL_3 + 1, 0x00020000, 1234), bytes(12)), { minLength: 1, maxLength: 3 }),
+      fc.array(fc.tuple(fc.constantFrom(SSL_REQUEST, GSSENC_REQUEST, CANCEL_REQUEST, PROTOCOL_3 + 1, 0x00020000, 1234), bytes(12)), {
+        minLength: 1,
+        maxLength: 3,
+      }),
       fc.boolean(),
     )
     .map(([requests, thenStartup]) => [
@@ -193,13 +206,25 @@ function conversations(): fc.Arbitrary<Action[]> {
   const hugeLength = fc
     .tuple(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), fc.boolean(), bytes(64))
     .map(([declared, afterStartup, tail]) =>
-      afterStartup ? [send(VALID_STARTUP), wait, send(Buffer.concat([typed('p', tail, declared)]))] : [send(Buffer.concat([startupPacket(tail, PROTOCOL_3, declared)]))],
+      afterStartup
+        ? [send(VALID_STARTUP), wait, send(Buffer.concat([typed('p', tail, declared)]))]
+        : [send(Buffer.concat([startupPacket(tail, PROTOCOL_3, declared)]))],
     );
 
   // SASLInitialResponse: other mechanisms, wrong declared lengths, broken client-first-messages, cut short.
   const clientFirst = fc.oneof(
     fc.constant(CLIENT_FIRST),
-    fc.constantFrom('p=tls-server-end-point,,n=,r=abc', 'n,,n=,', 'n,,r=abc', 'x,,n=,r=abc', 'n,,n=,r=', 'n,,n=,r=a,b', 'n,a=someone,n=,r=abc', 'n,,m=ext,n=,r=abc', ''),
+    fc.constantFrom(
+      'p=tls-server-end-point,,n=,r=abc',
+      'n,,n=,',
+      'n,,r=abc',
+      'x,,n=,r=abc',
+      'n,,n=,r=',
+      'n,,n=,r=a,b',
+      'n,a=someone,n=,r=abc',
+      'n,,m=ext,n=,r=abc',
+      '',
+    ),
     fc.string({ maxLength: 40 }),
   );
   const saslFirst = fc
@@ -273,7 +298,12 @@ async function startServe(dataDir: string): Promise<Serve> {
   child.once('exit', () => (serve.exited = true));
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const ready = await readyEntry(child, (entry) => entry.msg === 'mediagate is listening', 'mediagate serve', () => output);
+  const ready = await readyEntry(
+    child,
+    (entry) => entry.msg === 'mediagate is listening',
+    'mediagate serve',
+    () => output,
+  );
   serve.url = ready.url!;
   return serve;
 }
@@ -307,7 +337,9 @@ describe('the embedded database gate survives hostile bytes (a real mediagate se
     const client = new pg.Client({ connectionString: dbUrl });
     try {
       await client.connect().catch((err: Error) => {
-        throw new Error(`a client with the password cannot get in (${err.message}); the server's last words:\n${serve.output().slice(-2000)}`);
+        throw new Error(
+          `a client with the password cannot get in (${err.message}); the server's last words:\n${serve.output().slice(-2000)}`,
+        );
       });
       expect((await client.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
     } finally {
@@ -350,19 +382,35 @@ describe('the embedded database gate survives hostile bytes (a real mediagate se
     ]);
     await stillServes();
     expect(reply.messages.map((m) => m.type)).toEqual(['E']);
-    expect(errorFields(reply.messages[0].body)).toMatchObject({ S: 'FATAL', C: '08P01', M: 'invalid startup packet layout: expected terminator as last byte' });
+    expect(errorFields(reply.messages[0].body)).toMatchObject({
+      S: 'FATAL',
+      C: '08P01',
+      M: 'invalid startup packet layout: expected terminator as last byte',
+    });
   });
 
   it('answers broken SCRAM messages with 08P01 and a wrong proof with 28P01, naming the user', async () => {
     const withFinal = (text: (nonce: string) => string) =>
-      converse(port, [{ send: VALID_STARTUP }, { await: true }, { send: saslInitial('SCRAM-SHA-256', CLIENT_FIRST) }, { await: true }, { final: (n) => saslResponseText(text(n)) }]);
+      converse(port, [
+        { send: VALID_STARTUP },
+        { await: true },
+        { send: saslInitial('SCRAM-SHA-256', CLIENT_FIRST) },
+        { await: true },
+        { final: (n) => saslResponseText(text(n)) },
+      ]);
     const codeOf = (reply: { messages: BackendMessage[] }) => errorFields(reply.messages.at(-1)!.body);
     const proof = Buffer.alloc(32, 1).toString('base64');
-    expect(codeOf(await withFinal((n) => `c=biws,r=${n},p=${proof}`))).toMatchObject({ C: '28P01', M: 'password authentication failed for user "postgres"' });
+    expect(codeOf(await withFinal((n) => `c=biws,r=${n},p=${proof}`))).toMatchObject({
+      C: '28P01',
+      M: 'password authentication failed for user "postgres"',
+    });
     expect(codeOf(await withFinal((n) => `c=biws,r=${n},p=not base64`))).toMatchObject({ C: '08P01', M: 'malformed SCRAM message' });
     expect(codeOf(await withFinal(() => `c=biws,p=${proof}`))).toMatchObject({ C: '08P01' });
     expect(codeOf(await withFinal(() => `c=biws,r=${CLIENT_NONCE},p=${proof}`))).toMatchObject({ C: '08P01', M: 'SCRAM nonce mismatch' });
-    expect(codeOf(await withFinal((n) => `c=eSws,r=${n},p=${proof}`))).toMatchObject({ C: '08P01', M: 'SCRAM channel binding check failed' });
+    expect(codeOf(await withFinal((n) => `c=eSws,r=${n},p=${proof}`))).toMatchObject({
+      C: '08P01',
+      M: 'SCRAM channel binding check failed',
+    });
     const lying = await converse(port, [{ send: VALID_STARTUP }, { await: true }, { send: saslInitial('SCRAM-SHA-256', CLIENT_FIRST, 3) }]);
     expect(codeOf(lying)).toMatchObject({ C: '08P01', M: 'malformed SASLInitialResponse message' });
     await stillServes();

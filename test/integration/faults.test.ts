@@ -13,7 +13,10 @@ import { waitFor } from '../support/wait-for.js';
 import type { ErrorCode } from '../../src/errors.js';
 
 const gqlRequest = (h: Harness, query: string, variables: Record<string, unknown>, key: string) =>
-  h.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query, variables }) });
+  h.request('POST', '/graphql', {
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query, variables }),
+  });
 
 const PARSE = 'mutation($i: ParseInput!) { parse(input: $i) { id credits { charged balance } } }';
 const TRANSCRIBE = 'mutation($i: TranscribeInput!) { transcribe(input: $i) { id credits { charged balance } } }';
@@ -81,12 +84,20 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
         : gqlRequest(h, PARSE, { i: { url } }, key).then((res) => ({ door: 'graphql' as const, res })),
     );
     // Kill when the first pages are being fetched (holds placed), and twice more as answers come back (captures).
-    await waitFor(() => site.hits.filter((hit) => hit === 'GET /slow').length >= 10, { describe: '10 pages asked for', timeout: 10_000, interval: 5 });
+    await waitFor(() => site.hits.filter((hit) => hit === 'GET /slow').length >= 10, {
+      describe: '10 pages asked for',
+      timeout: 10_000,
+      interval: 5,
+    });
     const killed: number[] = [];
     // The 10 pages asked for are all answered, whatever the kills do: after 4 of them, and after 8.
     const answeredBefore = slow.answered();
     for (const answers of [0, 4, 8]) {
-      await waitFor(() => slow.answered() - answeredBefore >= answers, { describe: `${answers} pages answered`, timeout: 10_000, interval: 5 });
+      await waitFor(() => slow.answered() - answeredBefore >= answers, {
+        describe: `${answers} pages answered`,
+        timeout: 10_000,
+        interval: 5,
+      });
       killed.push(await h.severDatabaseConnections());
     }
     expect(killed.reduce((a, b) => a + b)).toBeGreaterThan(0);
@@ -112,7 +123,11 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
 
     // Serving again, in this same process, within seconds: ready, then a parse that succeeds.
     const outageOver = Date.now();
-    await waitFor(async () => (await h.request('GET', '/readyz')).statusCode === 200, { describe: '/readyz to answer 200', timeout: 5_000, interval: 50 });
+    await waitFor(async () => (await h.request('GET', '/readyz')).statusCode === 200, {
+      describe: '/readyz to answer 200',
+      timeout: 5_000,
+      interval: 50,
+    });
     const recovered = Date.now() - outageOver;
     const again = await h.rest('/api/parse', { url: `${site.origin}/quick` }, key);
     expect(again.statusCode).toBe(200);
@@ -121,15 +136,24 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
     // A task the outage cut off between its hold and its settlement keeps the hold until its deadline;
     // the sweeper then releases it. After that: charged exactly the answered successes, nothing held,
     // and the ledger sums.
-    await waitFor(async () => (await h.services.jobs.sweep(), (await snapshot(h, [accountId])).get(accountId)!.openJobs === 0), { describe: 'the sweeper to close every job', timeout: 10_000, interval: 250 });
-    const jobs = await h.sql<{ id: string; status: string; credits_charged: string }>(`select id, status, credits_charged from job where account_id = ?`, [accountId]);
+    await waitFor(async () => (await h.services.jobs.sweep(), (await snapshot(h, [accountId])).get(accountId)!.openJobs === 0), {
+      describe: 'the sweeper to close every job',
+      timeout: 10_000,
+      interval: 250,
+    });
+    const jobs = await h.sql<{ id: string; status: string; credits_charged: string }>(
+      `select id, status, credits_charged from job where account_id = ?`,
+      [accountId],
+    );
     const charged = jobs.filter((j) => j.status === 'SUCCEEDED').map((j) => j.id);
     expect(new Set(charged)).toEqual(new Set([warm.json().id, again.json().id, ...succeeded.keys()]));
     expect(jobs.filter((j) => j.status !== 'SUCCEEDED').every((j) => Number(j.credits_charged) === 0)).toBe(true);
     const snap = (await snapshot(h, [accountId])).get(accountId)!;
     checkLedger(accountId, snap);
     expect(snap).toMatchObject({ available: 200 - charged.length, held: 0, captured: charged.length });
-    process.stdout.write(`faults/${kind}: killed ${killed.join('+')} connections; ${succeeded.size} succeeded, ${failures.length} failed (${[...new Set(failures)].join(', ') || 'none'}); ready again after ${recovered} ms\n`);
+    process.stdout.write(
+      `faults/${kind}: killed ${killed.join('+')} connections; ${succeeded.size} succeeded, ${failures.length} failed (${[...new Set(failures)].join(', ') || 'none'}); ready again after ${recovered} ms\n`,
+    );
   }, 60_000);
 });
 
@@ -146,12 +170,25 @@ describe('Redis stopped and started again', () => {
   let probe: Redis;
 
   const startRedis = async () => {
-    redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitFor(async () => (await probe.ping().catch(() => null)) === 'PONG', { describe: 'redis-server to answer PONG', timeout: 5_000, interval: 50 });
+    redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    await waitFor(async () => (await probe.ping().catch(() => null)) === 'PONG', {
+      describe: 'redis-server to answer PONG',
+      timeout: 5_000,
+      interval: 50,
+    });
   };
   /** The test's own client, which keeps trying to connect every 50 ms. */
   const connectProbe = async () => {
-    probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
+    probe = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 50,
+    });
     probe.on('error', () => undefined);
     await probe.connect().catch(() => undefined);
   };
@@ -173,7 +210,10 @@ describe('Redis stopped and started again', () => {
     await connectProbe();
     await startRedis();
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    h = await createHarness({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_PER_MINUTE: '4', RATE_LIMIT_IP_PER_MINUTE: '1000' }, logger);
+    h = await createHarness(
+      { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_PER_MINUTE: '4', RATE_LIMIT_IP_PER_MINUTE: '1000' },
+      logger,
+    );
   });
   afterAll(async () => {
     await h?.close();
@@ -217,7 +257,11 @@ describe('Redis stopped and started again', () => {
 
     // Back (an empty Redis: it kept nothing): ioredis reconnects on its own and the limiters use it again.
     await startRedis();
-    await waitFor(() => lines.some((l) => l.level === 30 && /Redis is reachable again/.test(l.msg)), { describe: "the 'Redis is reachable again' line", timeout: 10_000, interval: 50 });
+    await waitFor(() => lines.some((l) => l.level === 30 && /Redis is reachable again/.test(l.msg)), {
+      describe: "the 'Redis is reachable again' line",
+      timeout: 10_000,
+      interval: 50,
+    });
     expect((await me(key)).statusCode).toBe(200);
     expect(await probe.get(counter)).toBe('1');
     for (let i = 0; i < 3; i++) expect((await me(key)).statusCode).toBe(200);
@@ -243,12 +287,37 @@ describe('bad upstreams', () => {
   };
   const SECRETS = ['cobalt-fault-secret', 'sk-fault-secret', 'dg-fault-secret', 'aai-fault-secret'];
   /** The kinds of provider, each alone in its harness, and the faults that apply to it (a page is not JSON). */
-  const MATRIX: { provider: string; operation: 'parse' | 'transcribe'; faults: Fault[]; env: (upstream: string) => Record<string, string> }[] = [
+  const MATRIX: {
+    provider: string;
+    operation: 'parse' | 'transcribe';
+    faults: Fault[];
+    env: (upstream: string) => Record<string, string>;
+  }[] = [
     { provider: 'builtin', operation: 'parse', faults: ['reset', 'trickle'], env: () => ({ PARSE_PROVIDERS: 'builtin' }) },
-    { provider: 'cobalt', operation: 'parse', faults: ['reset', 'invalid-json', 'trickle'], env: (u) => ({ PARSE_PROVIDERS: 'cobalt', COBALT_API_URL: u, COBALT_API_KEY: SECRETS[0] }) },
-    { provider: 'openai', operation: 'transcribe', faults: ['reset', 'invalid-json', 'trickle'], env: (u) => ({ TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: `${u}/v1`, OPENAI_API_KEY: SECRETS[1] }) },
-    { provider: 'deepgram', operation: 'transcribe', faults: ['reset', 'invalid-json', 'trickle'], env: (u) => ({ TRANSCRIBE_PROVIDERS: 'deepgram', DEEPGRAM_BASE_URL: u, DEEPGRAM_API_KEY: SECRETS[2] }) },
-    { provider: 'assemblyai', operation: 'transcribe', faults: ['reset', 'invalid-json', 'trickle'], env: (u) => ({ TRANSCRIBE_PROVIDERS: 'assemblyai', ASSEMBLYAI_BASE_URL: u, ASSEMBLYAI_API_KEY: SECRETS[3] }) },
+    {
+      provider: 'cobalt',
+      operation: 'parse',
+      faults: ['reset', 'invalid-json', 'trickle'],
+      env: (u) => ({ PARSE_PROVIDERS: 'cobalt', COBALT_API_URL: u, COBALT_API_KEY: SECRETS[0] }),
+    },
+    {
+      provider: 'openai',
+      operation: 'transcribe',
+      faults: ['reset', 'invalid-json', 'trickle'],
+      env: (u) => ({ TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: `${u}/v1`, OPENAI_API_KEY: SECRETS[1] }),
+    },
+    {
+      provider: 'deepgram',
+      operation: 'transcribe',
+      faults: ['reset', 'invalid-json', 'trickle'],
+      env: (u) => ({ TRANSCRIBE_PROVIDERS: 'deepgram', DEEPGRAM_BASE_URL: u, DEEPGRAM_API_KEY: SECRETS[2] }),
+    },
+    {
+      provider: 'assemblyai',
+      operation: 'transcribe',
+      faults: ['reset', 'invalid-json', 'trickle'],
+      env: (u) => ({ TRANSCRIBE_PROVIDERS: 'assemblyai', ASSEMBLYAI_BASE_URL: u, ASSEMBLYAI_API_KEY: SECRETS[3] }),
+    },
   ];
 
   let site: FakeSite;
@@ -274,45 +343,58 @@ describe('bad upstreams', () => {
     // fault: never the five that open a provider's circuit, so no answer here is the breaker's.
     const harnesses = new Map<string, Harness>();
     const harnessFor = async (fault: Fault) => {
-      const deadlines = fault === 'trickle' ? { PARSE_TIMEOUT_SECONDS: '1', TRANSCRIBE_TIMEOUT_SECONDS: '4' } : { PARSE_TIMEOUT_SECONDS: '30', TRANSCRIBE_TIMEOUT_SECONDS: '30' };
+      const deadlines =
+        fault === 'trickle'
+          ? { PARSE_TIMEOUT_SECONDS: '1', TRANSCRIBE_TIMEOUT_SECONDS: '4' }
+          : { PARSE_TIMEOUT_SECONDS: '30', TRANSCRIBE_TIMEOUT_SECONDS: '30' };
       const which = fault === 'trickle' ? 'short' : 'long';
-      if (!harnesses.has(which)) harnesses.set(which, await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, ...deadlines, ...env(upstream.origin) }));
+      if (!harnesses.has(which))
+        harnesses.set(which, await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, ...deadlines, ...env(upstream.origin) }));
       return harnesses.get(which)!;
     };
     afterAll(async () => {
       for (const h of harnesses.values()) await h.close();
     });
 
-    it.each(faults)('%s: the contract error through both doors, the hold released', async (fault) => {
-      const h = await harnessFor(fault);
-      upstream.state.fault = fault;
-      // The fault must really have been met: the page, or the provider's API.
-      const reached = () => (provider === 'builtin' ? site.hits.filter((hit) => hit.includes('/fault/')).length : upstream.state.requests);
-      const reachedBefore = reached();
-      const input =
-        operation === 'parse'
-          ? { url: provider === 'builtin' ? `${site.origin}/fault/${fault}` : `${site.origin}/watch/fault` }
-          : { mediaUrl: `${site.origin}/talk.mp3` };
-      const viaRest = await h.account({ credits: 5 });
-      const viaGraphql = await h.account({ credits: 5 });
-      const [rest, graphql] = await Promise.all([
-        h.rest(`/api/${operation}`, input, viaRest.key),
-        gqlRequest(h, operation === 'parse' ? PARSE : TRANSCRIBE, { i: input }, viaGraphql.key),
-      ]);
-      const { status, code } = EXPECTED[fault];
-      expect(rest.statusCode).toBe(status);
-      expect(checkRestError(rest)).toBe(code);
-      expect(checkGraphqlAnswer(graphql)).toEqual([code]);
-      expect(reached()).toBeGreaterThanOrEqual(reachedBefore + 2);
-      for (const res of [rest, graphql]) {
-        for (const secret of [...SECRETS, upstream.hostPort, INVALID_JSON_BODY.slice(20), 'ECONNRESET', 'socket', 'Unexpected']) expect(res.body).not.toContain(secret);
-      }
-      for (const { accountId } of [viaRest, viaGraphql]) {
-        expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
-        expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
-        const jobs = await h.sql<{ status: string; error_code: string; credits_charged: string }>(`select status, error_code, credits_charged from job where account_id = ?`, [accountId]);
-        expect(jobs.map((j) => [j.status, j.error_code, Number(j.credits_charged)])).toEqual([['FAILED', code, 0]]);
-      }
-    }, 20_000);
+    it.each(faults)(
+      '%s: the contract error through both doors, the hold released',
+      async (fault) => {
+        const h = await harnessFor(fault);
+        upstream.state.fault = fault;
+        // The fault must really have been met: the page, or the provider's API.
+        const reached = () =>
+          provider === 'builtin' ? site.hits.filter((hit) => hit.includes('/fault/')).length : upstream.state.requests;
+        const reachedBefore = reached();
+        const input =
+          operation === 'parse'
+            ? { url: provider === 'builtin' ? `${site.origin}/fault/${fault}` : `${site.origin}/watch/fault` }
+            : { mediaUrl: `${site.origin}/talk.mp3` };
+        const viaRest = await h.account({ credits: 5 });
+        const viaGraphql = await h.account({ credits: 5 });
+        const [rest, graphql] = await Promise.all([
+          h.rest(`/api/${operation}`, input, viaRest.key),
+          gqlRequest(h, operation === 'parse' ? PARSE : TRANSCRIBE, { i: input }, viaGraphql.key),
+        ]);
+        const { status, code } = EXPECTED[fault];
+        expect(rest.statusCode).toBe(status);
+        expect(checkRestError(rest)).toBe(code);
+        expect(checkGraphqlAnswer(graphql)).toEqual([code]);
+        expect(reached()).toBeGreaterThanOrEqual(reachedBefore + 2);
+        for (const res of [rest, graphql]) {
+          for (const secret of [...SECRETS, upstream.hostPort, INVALID_JSON_BODY.slice(20), 'ECONNRESET', 'socket', 'Unexpected'])
+            expect(res.body).not.toContain(secret);
+        }
+        for (const { accountId } of [viaRest, viaGraphql]) {
+          expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
+          expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
+          const jobs = await h.sql<{ status: string; error_code: string; credits_charged: string }>(
+            `select status, error_code, credits_charged from job where account_id = ?`,
+            [accountId],
+          );
+          expect(jobs.map((j) => [j.status, j.error_code, Number(j.credits_charged)])).toEqual([['FAILED', code, 0]]);
+        }
+      },
+      20_000,
+    );
   });
 });

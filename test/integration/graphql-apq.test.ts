@@ -10,12 +10,19 @@ const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash:
 
 /** POST /graphql with a key; `body` as sent. */
 const post = (h: Harness, key: string, body: unknown, headers: Record<string, string> = {}) =>
-  h.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) });
+  h.request('POST', '/graphql', {
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+    body: JSON.stringify(body),
+  });
 /** GET /graphql with a key and these query parameters (objects sent as JSON). */
 const get = (h: Harness, key: string, params: Record<string, unknown>) =>
-  h.request('GET', `/graphql?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)]))}`, {
-    headers: { authorization: `Bearer ${key}` },
-  });
+  h.request(
+    'GET',
+    `/graphql?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)]))}`,
+    {
+      headers: { authorization: `Bearer ${key}` },
+    },
+  );
 
 /** A document no earlier request registered (its text, so its hash, is new). */
 const fresh = (selection = 'id') => `query Fresh { me { ${selection} } } # ${randomUUID()}`;
@@ -53,7 +60,9 @@ describe.each(TEST_DATABASES)('Apollo Server at /graphql (%s database)', (databa
       expect([byHash.statusCode, byHash.json()]).toEqual([200, { data: { jobs: { edges: [] } } }]);
 
       const mutation = `mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } } # ${randomUUID()}`;
-      expect((await post(h, key, { query: mutation, extensions: persisted(sha256(mutation)) })).json().errors[0].extensions.code).toBe('NOT_FOUND');
+      expect((await post(h, key, { query: mutation, extensions: persisted(sha256(mutation)) })).json().errors[0].extensions.code).toBe(
+        'NOT_FOUND',
+      );
       const overGet = await get(h, key, { extensions: persisted(sha256(mutation)) });
       expect([overGet.statusCode, overGet.headers.allow, overGet.json().errors[0].extensions.code]).toEqual([405, 'POST', 'INVALID_INPUT']);
     });
@@ -61,7 +70,10 @@ describe.each(TEST_DATABASES)('Apollo Server at /graphql (%s database)', (databa
     it('refuses a text that is not its hash’s, and registers nothing that cannot run', async () => {
       const query = fresh();
       const wrong = await post(h, key, { query, extensions: persisted(sha256(query + ' ')) });
-      expect([wrong.statusCode, wrong.json().errors[0]]).toEqual([400, { message: 'provided sha does not match query', extensions: { code: 'INVALID_INPUT' } }]);
+      expect([wrong.statusCode, wrong.json().errors[0]]).toEqual([
+        400,
+        { message: 'provided sha does not match query', extensions: { code: 'INVALID_INPUT' } },
+      ]);
       const invalid = fresh('nope');
       expect((await post(h, key, { query: invalid, extensions: persisted(sha256(invalid)) })).statusCode).toBe(400);
       expect((await post(h, key, { extensions: persisted(sha256(invalid)) })).json()).toEqual({ errors: [NOT_FOUND] });
@@ -78,7 +90,10 @@ describe.each(TEST_DATABASES)('Apollo Server at /graphql (%s database)', (databa
     expect((await post(h, key, { query: '{ me { id } }' })).json()).toEqual({ data: { me: { id: accountId } } });
     const mutation = 'mutation { createApiKey(name: "forged") { key } }';
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
-      const res = await h.request('POST', '/graphql', { headers: { 'content-type': type, authorization: `Bearer ${key}` }, body: JSON.stringify({ query: mutation }) });
+      const res = await h.request('POST', '/graphql', {
+        headers: { 'content-type': type, authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: mutation }),
+      });
       expect([type, res.statusCode]).toEqual([type, 415]);
     }
     // A mutation over GET (a link, an <img>) is 405, whatever credential came with it.
@@ -97,7 +112,8 @@ describe.each(TEST_DATABASES)('Apollo Server at /graphql (%s database)', (databa
     await post(h, key, { query: 'mutation Parse { parse(input: { url: "http://10.0.0.1/x" }) { id } }' });
     await post(h, key, { query: '{ me { nope } }' });
     const metrics = (await h.request('GET', '/metrics')).body;
-    const count = (labels: string) => Number(new RegExp(`mediagate_graphql_operation_duration_seconds_count\\{${labels}\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+    const count = (labels: string) =>
+      Number(new RegExp(`mediagate_graphql_operation_duration_seconds_count\\{${labels}\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
     // A name the caller chose is `other` (no manifest names it here); unnamed is `anonymous`.
     expect(count('operation="other",type="query",outcome="OK"')).toBeGreaterThanOrEqual(1);
     expect(count('operation="anonymous",type="query",outcome="OK"')).toBeGreaterThanOrEqual(1);
@@ -124,7 +140,9 @@ describe('automatic persisted queries shared through Redis', () => {
         s.close(() => resolve(p));
       });
     });
-    redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    redis = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
     probe.on('error', () => undefined);
     for (let i = 0; (await probe.ping().catch(() => null)) !== 'PONG'; i++) {
@@ -139,7 +157,10 @@ describe('automatic persisted queries shared through Redis', () => {
   });
 
   it('registers a hash through one instance and runs it by hash alone through another, each entry expiring', async () => {
-    const [a, b] = [await createHarness({ REDIS_URL: `redis://127.0.0.1:${port}`, GRAPHQL_APQ_TTL_SECONDS: '600' }), await createHarness({ REDIS_URL: `redis://127.0.0.1:${port}` })];
+    const [a, b] = [
+      await createHarness({ REDIS_URL: `redis://127.0.0.1:${port}`, GRAPHQL_APQ_TTL_SECONDS: '600' }),
+      await createHarness({ REDIS_URL: `redis://127.0.0.1:${port}` }),
+    ];
     gateways.push(a, b);
     const [ka, kb] = [await a.account(), await b.account()];
     const query = fresh();

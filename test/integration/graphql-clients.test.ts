@@ -26,7 +26,10 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
   let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   beforeAll(async () => {
     site = await startFakeSite();
-    site.page('/watch', `<html><head><title>Clip</title></head><body><video src="${site.origin}/media/clip.mp4" width="640" height="360"></video></body></html>`);
+    site.page(
+      '/watch',
+      `<html><head><title>Clip</title></head><body><video src="${site.origin}/media/clip.mp4" width="640" height="360"></video></body></html>`,
+    );
     site.file('/talk.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
     openai = await startFakeOpenAi({ msPerAudioSecond: 5 });
     h = await transcribingHarness(site, openai, { database });
@@ -43,19 +46,27 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
   const START = `mutation Start($url: String!) { startTranscription(input: { mediaUrl: $url }) { id } }`;
   type ParseData = { parse: { media: { url: string }; credits: { charged: number; balance: number } } };
   /** Every request a client sent: method, and whether the document text went along. */
-  const recording = (sent: { method: string; withText: boolean; status?: number }[]): typeof fetch => async (input, init) => {
-    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-    const body = typeof init?.body === 'string' ? init.body : '';
-    const res = await fetch(input, init);
-    sent.push({ method: init?.method ?? 'GET', withText: url.searchParams.has('query') || /"query"/.test(body), status: res.status });
-    return res;
-  };
+  const recording =
+    (sent: { method: string; withText: boolean; status?: number }[]): typeof fetch =>
+    async (input, init) => {
+      const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+      const body = typeof init?.body === 'string' ? init.body : '';
+      const res = await fetch(input, init);
+      sent.push({ method: init?.method ?? 'GET', withText: url.searchParams.has('query') || /"query"/.test(body), status: res.status });
+      return res;
+    };
   const wsClient = (key: string): WsClient =>
-    createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0 });
+    createClient({
+      url: h.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${key}` },
+      retryAttempts: 0,
+    });
 
   describe('Apollo Client 4', () => {
     // Apollo Client adds __typename to every selection: answers are compared with toMatchObject.
-    const apollo = (link: ApolloLink) => new ApolloClient({ link, cache: new InMemoryCache(), defaultOptions: { query: { fetchPolicy: 'no-cache' } } });
+    const apollo = (link: ApolloLink) =>
+      new ApolloClient({ link, cache: new InMemoryCache(), defaultOptions: { query: { fetchPolicy: 'no-cache' } } });
     const http = (key: string, fetchImpl: typeof fetch, useGETForQueries = false) =>
       new HttpLink({ uri: `${h.url}/graphql`, headers: { authorization: `Bearer ${key}` }, fetch: fetchImpl, useGETForQueries });
     const parse: TypedDocumentNode<ParseData, { url: string }> = gql(PARSE);
@@ -90,38 +101,46 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
     it.each([
       ['POST', false],
       ['GET', true],
-    ])('PersistedQueryLink over %s: the hash first, the text once when it is unknown, then the hash alone', async (method, useGETForHashedQueries) => {
-      const { key, accountId } = await h.account({ credits: 5 });
-      const sent: { method: string; withText: boolean; status?: number }[] = [];
-      const link = new PersistedQueryLink({ sha256, useGETForHashedQueries }).concat(http(key, recording(sent)));
-      const client = apollo(link);
-      // A document of this run alone, so no earlier run registered it.
-      const mine = gql(`query Mine${method} { me { id credits { available held } } }`);
-      for (let i = 0; i < 2; i++) expect((await client.query({ query: mine })).data).toMatchObject({ me: { id: accountId, credits: { available: 5, held: 0 } } });
-      // Unknown hash (400 PersistedQueryNotFound), the text with its hash (POST), then the hash alone.
-      expect(sent).toEqual([
-        { method, withText: false, status: 400 },
-        { method: 'POST', withText: true, status: 200 },
-        { method, withText: false, status: 200 },
-      ]);
-      // Mutations go over POST, hash first too; a refusal keeps its code.
-      const parseOnce: TypedDocumentNode<ParseData, { url: string }> = gql(PARSE.replace('Parse', `Parse${method}`));
-      const { data } = await client.mutate({ mutation: parseOnce, variables: { url: `${site.origin}/watch` } });
-      expect(data?.parse.credits).toMatchObject({ charged: 1, balance: 4 });
-      const refused = await client.mutate({ mutation: parseOnce, variables: { url: 'http://127.0.0.1:1/x' } }).catch((e: unknown) => e);
-      expect((refused as CombinedGraphQLErrors).errors[0].extensions?.code).toBe('URL_NOT_ALLOWED');
-      expect(sent.slice(3).map((s) => [s.method, s.withText])).toEqual([
-        ['POST', false],
-        ['POST', true],
-        ['POST', false],
-      ]);
-      expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
-    });
+    ])(
+      'PersistedQueryLink over %s: the hash first, the text once when it is unknown, then the hash alone',
+      async (method, useGETForHashedQueries) => {
+        const { key, accountId } = await h.account({ credits: 5 });
+        const sent: { method: string; withText: boolean; status?: number }[] = [];
+        const link = new PersistedQueryLink({ sha256, useGETForHashedQueries }).concat(http(key, recording(sent)));
+        const client = apollo(link);
+        // A document of this run alone, so no earlier run registered it.
+        const mine = gql(`query Mine${method} { me { id credits { available held } } }`);
+        for (let i = 0; i < 2; i++)
+          expect((await client.query({ query: mine })).data).toMatchObject({ me: { id: accountId, credits: { available: 5, held: 0 } } });
+        // Unknown hash (400 PersistedQueryNotFound), the text with its hash (POST), then the hash alone.
+        expect(sent).toEqual([
+          { method, withText: false, status: 400 },
+          { method: 'POST', withText: true, status: 200 },
+          { method, withText: false, status: 200 },
+        ]);
+        // Mutations go over POST, hash first too; a refusal keeps its code.
+        const parseOnce: TypedDocumentNode<ParseData, { url: string }> = gql(PARSE.replace('Parse', `Parse${method}`));
+        const { data } = await client.mutate({ mutation: parseOnce, variables: { url: `${site.origin}/watch` } });
+        expect(data?.parse.credits).toMatchObject({ charged: 1, balance: 4 });
+        const refused = await client.mutate({ mutation: parseOnce, variables: { url: 'http://127.0.0.1:1/x' } }).catch((e: unknown) => e);
+        expect((refused as CombinedGraphQLErrors).errors[0].extensions?.code).toBe('URL_NOT_ALLOWED');
+        expect(sent.slice(3).map((s) => [s.method, s.withText])).toEqual([
+          ['POST', false],
+          ['POST', true],
+          ['POST', false],
+        ]);
+        expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
+      },
+    );
 
     it('GraphQLWsLink follows a started transcription to its end; an unknown job is NOT_FOUND', async () => {
       const { key, accountId } = await h.account({ credits: 3 });
       const ws = wsClient(key);
-      const link = ApolloLink.split(({ query }) => query.definitions.some((d) => d.kind === 'OperationDefinition' && d.operation === 'subscription'), new GraphQLWsLink(ws), http(key, fetch));
+      const link = ApolloLink.split(
+        ({ query }) => query.definitions.some((d) => d.kind === 'OperationDefinition' && d.operation === 'subscription'),
+        new GraphQLWsLink(ws),
+        http(key, fetch),
+      );
       const client = apollo(link);
       try {
         const { data } = await client.mutate({ mutation: gql(START), variables: { url: `${site.origin}/talk.mp3` } });
@@ -137,7 +156,9 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
         expect(pushes.at(-1)).toMatchObject({ status: 'SUCCEEDED', progress: 1, result: { credits: { charged: 1 } } });
         expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
         const refused = await new Promise<unknown>((resolve) => {
-          client.subscribe({ query: gql(JOB_UPDATED), variables: { id: '00000000-0000-4000-8000-000000000000' } }).subscribe({ next: ({ error }) => resolve(error), error: resolve, complete: () => resolve(null) });
+          client
+            .subscribe({ query: gql(JOB_UPDATED), variables: { id: '00000000-0000-4000-8000-000000000000' } })
+            .subscribe({ next: ({ error }) => resolve(error), error: resolve, complete: () => resolve(null) });
         });
         expect((refused as CombinedGraphQLErrors).errors[0].extensions?.code).toBe('NOT_FOUND');
       } finally {
@@ -148,7 +169,11 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
 
   it('@urql/core: data, credits, and a refusal’s code in error.graphQLErrors', async () => {
     const { key, accountId } = await h.account({ credits: 2 });
-    const client = new UrqlClient({ url: `${h.url}/graphql`, exchanges: [fetchExchange], fetchOptions: { headers: { authorization: `Bearer ${key}` } } });
+    const client = new UrqlClient({
+      url: `${h.url}/graphql`,
+      exchanges: [fetchExchange],
+      fetchOptions: { headers: { authorization: `Bearer ${key}` } },
+    });
     const ok = await client.mutation<ParseData>(PARSE, { url: `${site.origin}/watch` }).toPromise();
     expect(ok.data?.parse.credits).toEqual({ charged: 1, balance: 1 });
     const me = await client.query(ME, {}).toPromise();
@@ -179,9 +204,12 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
     const ws = wsClient(key);
     try {
       const pushes: { status: string; result: { credits: { charged: number; balance: number } } | null }[] = [];
-      for await (const message of ws.iterate<{ jobUpdated: (typeof pushes)[number] }>({ query: JOB_UPDATED, variables: { id } })) pushes.push(message.data!.jobUpdated);
+      for await (const message of ws.iterate<{ jobUpdated: (typeof pushes)[number] }>({ query: JOB_UPDATED, variables: { id } }))
+        pushes.push(message.data!.jobUpdated);
       expect(pushes.at(-1)).toMatchObject({ status: 'SUCCEEDED', result: { credits: { charged: 1, balance: 1 } } });
-      const refused = await new Promise<unknown>((resolve) => ws.subscribe({ query: ME }, { next: resolve, error: resolve, complete: () => resolve(null) }));
+      const refused = await new Promise<unknown>((resolve) =>
+        ws.subscribe({ query: ME }, { next: resolve, error: resolve, complete: () => resolve(null) }),
+      );
       expect((refused as { extensions: { code: string } }[])[0].extensions.code).toBe('INVALID_INPUT');
     } finally {
       await ws.dispose();

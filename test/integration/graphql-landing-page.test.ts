@@ -23,7 +23,9 @@ describe('the GraphQL landing page', () => {
     expect(res.body).not.toMatch(/<(script|link|img|iframe)\b|\ssrc=/i);
     expect(res.body).toMatch(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'/);
     // A client that asks for JSON still gets GraphQL.
-    const query = await h.request('GET', `/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: 'application/json' } });
+    const query = await h.request('GET', `/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+      headers: { accept: 'application/json' },
+    });
     expect(query.statusCode).toBe(200);
     expect(query.json()).toEqual({ data: { __typename: 'Query' } });
   });

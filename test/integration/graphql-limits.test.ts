@@ -26,13 +26,28 @@ describe('GraphQL operation limits', () => {
   let ws: Client;
   beforeAll(async () => {
     site = await startFakeSite();
-    site.page('/v', `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
-    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, GRAPHQL_MAX_DEPTH: '4', GRAPHQL_MAX_ALIASES: '2', GRAPHQL_MAX_DIRECTIVES: '2', GRAPHQL_MAX_COST: '100', GRAPHQL_MAX_TOKENS: '40' });
+    site.page(
+      '/v',
+      `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`,
+    );
+    h = await createHarness({
+      FETCH_ALLOW_HOSTS: site.hostPort,
+      GRAPHQL_MAX_DEPTH: '4',
+      GRAPHQL_MAX_ALIASES: '2',
+      GRAPHQL_MAX_DIRECTIVES: '2',
+      GRAPHQL_MAX_COST: '100',
+      GRAPHQL_MAX_TOKENS: '40',
+    });
     ({ key } = await h.account());
     const parsed = await h.rest('/api/parse', { url: `${site.origin}/v` }, key);
     expect(parsed.statusCode).toBe(200);
     jobId = parsed.json().id;
-    ws = createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0 });
+    ws = createClient({
+      url: h.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${key}` },
+      retryAttempts: 0,
+    });
   });
   afterAll(async () => {
     await ws.dispose();
@@ -42,7 +57,10 @@ describe('GraphQL operation limits', () => {
 
   const doors: Record<'HTTP' | 'WebSocket', (query: string) => Promise<Outcome>> = {
     HTTP: async (query) => {
-      const res = await h.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query }) });
+      const res = await h.request('POST', '/graphql', {
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query }),
+      });
       return { status: res.statusCode, ...res.json() };
     },
     // One result, then complete; a refused operation ends in `error`.
@@ -91,9 +109,17 @@ describe('GraphQL operation limits', () => {
 
     it('serves an operation at the depth limit and refuses one level more (fragments count as inline)', async () => {
       expectServed(await serves(`{ jobs { edges { node { id } } } }`, job(`account { membership { plan } }`)));
-      expectServed(await serves(`{ jobs { edges { ...E } } } fragment E on JobEdge { node { id } }`, `${job('...J')} fragment J on Job { account { credits { available } } }`));
+      expectServed(
+        await serves(
+          `{ jobs { edges { ...E } } } fragment E on JobEdge { node { id } }`,
+          `${job('...J')} fragment J on Job { account { credits { available } } }`,
+        ),
+      );
       expectRefused(await run(`{ jobs { edges { node { account { id } } } } }`), /depth limit of 4 exceeded, found 5/);
-      expectRefused(await run(`{ jobs { edges { ...E } } } fragment E on JobEdge { node { account { id } } }`), /depth limit of 4 exceeded, found 5/);
+      expectRefused(
+        await run(`{ jobs { edges { ...E } } } fragment E on JobEdge { node { account { id } } }`),
+        /depth limit of 4 exceeded, found 5/,
+      );
     });
 
     it('serves two aliases and refuses a third', async () => {
@@ -102,8 +128,13 @@ describe('GraphQL operation limits', () => {
     });
 
     it('serves two directives and refuses a third', async () => {
-      expectServed(await serves(`{ me { id @include(if: true) name @skip(if: false) } }`, job(`id @include(if: true) status @skip(if: false)`)));
-      expectRefused(await run(`{ me { id @include(if: true) name @skip(if: false) email @include(if: true) } }`), /Directives limit of 2 exceeded, found 3/);
+      expectServed(
+        await serves(`{ me { id @include(if: true) name @skip(if: false) } }`, job(`id @include(if: true) status @skip(if: false)`)),
+      );
+      expectRefused(
+        await run(`{ me { id @include(if: true) name @skip(if: false) email @include(if: true) } }`),
+        /Directives limit of 2 exceeded, found 3/,
+      );
     });
 
     it('weighs a page by its size: five jobs pass, ten do not', async () => {

@@ -38,7 +38,10 @@ describe('GraphQL over HTTP', () => {
   });
 
   const post = (body: unknown, headers: Record<string, string> = {}) =>
-    h.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) });
+    h.request('POST', '/graphql', {
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+      body: JSON.stringify(body),
+    });
   const get = (params: Record<string, string>, headers: Record<string, string> = {}) =>
     h.request('GET', `/graphql?${new URLSearchParams(params)}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
 
@@ -51,10 +54,22 @@ describe('GraphQL over HTTP', () => {
     ['an operationName that is not a string', { query: '{ me { id } }', operationName: 7 }, /operationName must be a string/],
     ['a syntax error', { query: '{ me { id }' }, /Syntax Error/],
     ['a field the schema does not have', { query: '{ me { nope } }' }, /Cannot query field "nope"/],
-    ['an operation name the document does not define', { query: 'query A { me { id } }', operationName: 'B' }, /Unknown operation named "B"/],
+    [
+      'an operation name the document does not define',
+      { query: 'query A { me { id } }', operationName: 'B' },
+      /Unknown operation named "B"/,
+    ],
     ['two operations and no name', { query: 'query A { me { id } } query B { me { name } }' }, /Must provide operation name/],
-    ['a refused variable', { query: 'query($id: ID!) { job(id: $id) { id } }', variables: {} }, /Variable "\$id" of required type "ID!" was not provided/],
-    ['a subscription', { query: 'subscription($id: ID!) { jobUpdated(id: $id) { id } }', variables: { id: 'x' } }, /Subscriptions run over WebSocket/],
+    [
+      'a refused variable',
+      { query: 'query($id: ID!) { job(id: $id) { id } }', variables: {} },
+      /Variable "\$id" of required type "ID!" was not provided/,
+    ],
+    [
+      'a subscription',
+      { query: 'subscription($id: ID!) { jobUpdated(id: $id) { id } }', variables: { id: 'x' } },
+      /Subscriptions run over WebSocket/,
+    ],
   ])('refuses %s with 400 INVALID_INPUT, under either media type', async (_what, body, message) => {
     for (const accept of ['application/json', 'application/graphql-response+json']) {
       const res = await post(body, { accept });
@@ -62,7 +77,9 @@ describe('GraphQL over HTTP', () => {
       expect(res.headers['content-type']).toBe(`${accept}; charset=utf-8`);
       const answer = res.json();
       expect(answer).not.toHaveProperty('data');
-      expect(answer.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(message), extensions: { code: 'INVALID_INPUT' } })]);
+      expect(answer.errors).toEqual([
+        expect.objectContaining({ message: expect.stringMatching(message), extensions: { code: 'INVALID_INPUT' } }),
+      ]);
     }
   });
 
@@ -88,7 +105,11 @@ describe('GraphQL over HTTP', () => {
   });
 
   it('runs queries from GET, with variables and an operation name, and refuses a mutation with 405', async () => {
-    const query = await get({ query: 'query Mine($n: Int) { me { id } jobs(first: $n) { edges { cursor } } } query Other { me { name } }', operationName: 'Mine', variables: '{"n":1}' });
+    const query = await get({
+      query: 'query Mine($n: Int) { me { id } jobs(first: $n) { edges { cursor } } } query Other { me { name } }',
+      operationName: 'Mine',
+      variables: '{"n":1}',
+    });
     expect(query.statusCode).toBe(200);
     expect(query.json().data.jobs.edges).toEqual([]);
     const badVariables = await get({ query: '{ me { id } }', variables: '{nope' });
@@ -96,11 +117,17 @@ describe('GraphQL over HTTP', () => {
     const mutation = await get({ query: 'mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } }' });
     expect(mutation.statusCode).toBe(405);
     expect(mutation.headers.allow).toBe('POST');
-    expect(mutation.json().errors[0]).toMatchObject({ message: expect.stringMatching(/^GET requests only support query operations/), extensions: { code: 'INVALID_INPUT' } });
+    expect(mutation.json().errors[0]).toMatchObject({
+      message: expect.stringMatching(/^GET requests only support query operations/),
+      extensions: { code: 'INVALID_INPUT' },
+    });
   });
 
   it('executes what it can and answers 200 with data beside errors', async () => {
-    const res = await post({ query: 'query($id: ID!) { me { id } job(id: $id) { id } }', variables: { id: '00000000-0000-4000-8000-000000000000' } });
+    const res = await post({
+      query: 'query($id: ID!) { me { id } job(id: $id) { id } }',
+      variables: { id: '00000000-0000-4000-8000-000000000000' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ data: null, errors: [{ path: ['job'], extensions: { code: 'NOT_FOUND' } }] });
   });
@@ -109,18 +136,36 @@ describe('GraphQL over HTTP', () => {
     const prod = await createHarness({ NODE_ENV: 'production' }, undefined, { shareDatabaseOf: h });
     try {
       const { key: prodKey } = await prod.account();
-      const ws = createClient({ url: prod.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${prodKey}` }, retryAttempts: 0 });
+      const ws = createClient({
+        url: prod.url.replace('http', 'ws') + '/graphql',
+        webSocketImpl: WebSocket,
+        connectionParams: { authorization: `Bearer ${prodKey}` },
+        retryAttempts: 0,
+      });
       const overWs = (query: string) =>
-        new Promise<any>((resolve) => ws.subscribe({ query }, { next: (m) => resolve(m.errors), error: resolve, complete: () => resolve(null) }));
+        new Promise<any>((resolve) =>
+          ws.subscribe({ query }, { next: (m) => resolve(m.errors), error: resolve, complete: () => resolve(null) }),
+        );
       const overHttp = async (query: string) =>
-        (await prod.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${prodKey}` }, body: JSON.stringify({ query }) })).json().errors;
+        (
+          await prod.request('POST', '/graphql', {
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${prodKey}` },
+            body: JSON.stringify({ query }),
+          })
+        ).json().errors;
       try {
         for (const errors of [await overHttp('{ __schema { queryType { name } } }'), await overWs('{ __schema { queryType { name } } }')]) {
           expect(errors.length).toBeGreaterThan(0);
-          for (const error of errors) expect(error).toMatchObject({ message: expect.stringMatching(/introspection has been disabled/), extensions: { code: 'INVALID_INPUT' } });
+          for (const error of errors)
+            expect(error).toMatchObject({
+              message: expect.stringMatching(/introspection has been disabled/),
+              extensions: { code: 'INVALID_INPUT' },
+            });
         }
         for (const errors of [await overHttp('{ me { nam } }'), await overWs('{ me { nam } }')]) {
-          expect(errors).toEqual([expect.objectContaining({ message: 'Cannot query field "nam" on type "Account".', extensions: { code: 'INVALID_INPUT' } })]);
+          expect(errors).toEqual([
+            expect.objectContaining({ message: 'Cannot query field "nam" on type "Account".', extensions: { code: 'INVALID_INPUT' } }),
+          ]);
         }
       } finally {
         await ws.dispose();

@@ -29,17 +29,32 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const codegenManifest = join(dir, 'persisted-documents.json');
 writeFileSync(codegenManifest, JSON.stringify({ [`sha256:${sha256(ME)}`]: ME, [`sha256:${sha256(FOLLOW)}`]: FOLLOW }));
 const apolloManifest = join(dir, 'persisted-query-manifest.json');
-writeFileSync(apolloManifest, JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations: [{ id: sha256(JOBS), name: 'TrustedJobs', type: 'query', body: JOBS }] }));
+writeFileSync(
+  apolloManifest,
+  JSON.stringify({
+    format: 'apollo-persisted-query-manifest',
+    version: 1,
+    operations: [{ id: sha256(JOBS), name: 'TrustedJobs', type: 'query', body: JOBS }],
+  }),
+);
 
 describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
   let h: Harness;
   const post = (headers: Record<string, string>, body: unknown) =>
     h.request('POST', '/graphql', { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
-  const ws = (key: string): Client => createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: bearer(key), retryAttempts: 0 });
+  const ws = (key: string): Client =>
+    createClient({
+      url: h.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: bearer(key),
+      retryAttempts: 0,
+    });
   /** The first message of a subscribe: its errors, or its data. */
   const firstOf = (client: Client, payload: { query: string; variables?: Record<string, unknown>; extensions?: Record<string, unknown> }) =>
-    new Promise<unknown>((resolve) => client.subscribe(payload, { next: (m) => resolve(m.errors ?? m.data), error: resolve, complete: () => resolve('complete') }));
+    new Promise<unknown>((resolve) =>
+      client.subscribe(payload, { next: (m) => resolve(m.errors ?? m.data), error: resolve, complete: () => resolve('complete') }),
+    );
 
   describe('served by hash alone', () => {
     beforeAll(async () => {
@@ -51,12 +66,18 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
       const { key, accountId } = await h.account();
       const byPost = await post(bearer(key), { extensions: persisted(sha256(ME)) });
       expect([byPost.statusCode, byPost.json()]).toEqual([200, { data: { me: { id: accountId } } }]);
-      const byGet = await h.request('GET', `/graphql?extensions=${encodeURIComponent(JSON.stringify(persisted(sha256(ME))))}`, { headers: bearer(key) });
+      const byGet = await h.request('GET', `/graphql?extensions=${encodeURIComponent(JSON.stringify(persisted(sha256(ME))))}`, {
+        headers: bearer(key),
+      });
       expect(byGet.json()).toEqual({ data: { me: { id: accountId } } });
       expect((await post(bearer(key), { query: '{ me { name } }' })).json()).toEqual({ data: { me: { name: 'Test account' } } });
       const client = ws(key);
       try {
-        const errors = (await firstOf(client, { query: '', variables: { id: '00000000-0000-4000-8000-000000000000' }, extensions: persisted(sha256(FOLLOW)) })) as { extensions: { code: string } }[];
+        const errors = (await firstOf(client, {
+          query: '',
+          variables: { id: '00000000-0000-4000-8000-000000000000' },
+          extensions: persisted(sha256(FOLLOW)),
+        })) as { extensions: { code: string } }[];
         // It ran: the job is not the caller's (NOT_FOUND), not a refusal of the document.
         expect(errors[0].extensions.code).toBe('NOT_FOUND');
       } finally {
@@ -66,7 +87,12 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
 
     it('keeps the trusted documents’ operation names on /metrics', async () => {
       const { key } = await h.account();
-      const count = async () => Number(/mediagate_graphql_operation_duration_seconds_count\{operation="TrustedMe",type="query",outcome="OK"\} (\d+)/.exec((await h.request('GET', '/metrics')).body)?.[1] ?? 0);
+      const count = async () =>
+        Number(
+          /mediagate_graphql_operation_duration_seconds_count\{operation="TrustedMe",type="query",outcome="OK"\} (\d+)/.exec(
+            (await h.request('GET', '/metrics')).body,
+          )?.[1] ?? 0,
+        );
       const before = await count();
       await post(bearer(key), { extensions: persisted(sha256(ME)) });
       expect(await count()).toBe(before + 1);
@@ -75,15 +101,24 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
 
   describe('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', () => {
     beforeAll(async () => {
-      h = await createHarness({ GRAPHQL_PERSISTED_DOCUMENTS: apolloManifest, GRAPHQL_TRUSTED_DOCUMENTS_ONLY: 'true' }, undefined, { database });
+      h = await createHarness({ GRAPHQL_PERSISTED_DOCUMENTS: apolloManifest, GRAPHQL_TRUSTED_DOCUMENTS_ONLY: 'true' }, undefined, {
+        database,
+      });
     });
     afterAll(() => h?.close());
 
     it('runs the manifest’s documents, by hash or by their exact text, and refuses any other with 400 INVALID_INPUT', async () => {
       const { key, accountId } = await h.account({ credits: 2 });
-      expect((await post(bearer(key), { extensions: persisted(sha256(JOBS)), variables: { n: 1 } })).json()).toEqual({ data: { jobs: { edges: [] } } });
+      expect((await post(bearer(key), { extensions: persisted(sha256(JOBS)), variables: { n: 1 } })).json()).toEqual({
+        data: { jobs: { edges: [] } },
+      });
       expect((await post(bearer(key), { query: JOBS, variables: { n: 2 } })).json()).toEqual({ data: { jobs: { edges: [] } } });
-      for (const body of [{ query: '{ me { id } }' }, { query: JOBS + ' ' }, { extensions: persisted(sha256('{ me { id } }')) }, { query: 'mutation { parse(input: { url: "https://example.com/" }) { id } }' }]) {
+      for (const body of [
+        { query: '{ me { id } }' },
+        { query: JOBS + ' ' },
+        { extensions: persisted(sha256('{ me { id } }')) },
+        { query: 'mutation { parse(input: { url: "https://example.com/" }) { id } }' },
+      ]) {
         const refused = await post(bearer(key), body);
         expect(refused.statusCode).toBe(400);
         expect(refused.json()).toEqual({ errors: [{ message: expect.stringMatching(UNTRUSTED), extensions: { code: 'INVALID_INPUT' } }] });
@@ -91,7 +126,10 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
       expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
       // Anonymous callers too; GET too.
       expect((await post({}, { query: '{ __typename }' })).statusCode).toBe(400);
-      expect((await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: bearer(key) })).json().errors[0].message).toMatch(UNTRUSTED);
+      expect(
+        (await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: bearer(key) })).json().errors[0]
+          .message,
+      ).toMatch(UNTRUSTED);
     });
 
     it('lets analysts and admins write their own queries (the credit history among them)', async () => {
@@ -99,8 +137,15 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
       for (const role of ['analyst', 'admin']) {
         const account = await h.services.accounts.create({ name: role, roles: [role] });
         const { key } = await h.services.apiKeys.create(account.id, role);
-        const res = await post(bearer(key), { query: `query($a: ID) { creditHistory(accountId: $a, first: 5) { edges { node { kind amount } } } }`, variables: { a: someone } });
-        expect([role, res.statusCode, res.json()]).toEqual([role, 200, { data: { creditHistory: { edges: [{ node: { kind: 'GRANT', amount: 10 } }] } } }]);
+        const res = await post(bearer(key), {
+          query: `query($a: ID) { creditHistory(accountId: $a, first: 5) { edges { node { kind amount } } } }`,
+          variables: { a: someone },
+        });
+        expect([role, res.statusCode, res.json()]).toEqual([
+          role,
+          200,
+          { data: { creditHistory: { edges: [{ node: { kind: 'GRANT', amount: 10 } }] } } },
+        ]);
       }
     });
 
@@ -108,7 +153,10 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
       const { key } = await h.account();
       const client = ws(key);
       try {
-        const errors = (await firstOf(client, { query: FOLLOW, variables: { id: '00000000-0000-4000-8000-000000000000' } })) as { message: string; extensions: { code: string } }[];
+        const errors = (await firstOf(client, { query: FOLLOW, variables: { id: '00000000-0000-4000-8000-000000000000' } })) as {
+          message: string;
+          extensions: { code: string };
+        }[];
         expect(errors).toEqual([{ message: expect.stringMatching(UNTRUSTED), extensions: { code: 'INVALID_INPUT' } }]);
       } finally {
         await client.dispose();
@@ -121,7 +169,10 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
       const [hash] = Object.entries(manifest).find(([, text]) => text.startsWith('query AccountMe '))!;
       const account = await h.services.accounts.create({ name: 'Ada', credits: 4 });
       const link = new URL((await h.services.sessions.createLoginLink(account.id)).url);
-      const session = await h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: new URLSearchParams(link.hash.slice(1)).get('login') }) });
+      const session = await h.request('POST', '/account/api/session', {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: new URLSearchParams(link.hash.slice(1)).get('login') }),
+      });
       expect(session.statusCode).toBe(200);
       const cookie = session.headers['set-cookie'].split(';')[0];
       // The page sends exactly this: the hash alone, the cookie, and its CSRF token.
@@ -139,8 +190,11 @@ describe('a bad manifest', () => {
   /** The CLI as an operator runs it, with only these variables (and PATH). */
   const mediagate = (args: string[], env: Record<string, string>) =>
     new Promise<{ code: number; out: string; stdout: string }>((resolve) =>
-      execFile(join(process.cwd(), 'node_modules/.bin/node'), [join(process.cwd(), 'dist/cli/main.js'), ...args], { env: { PATH: process.env.PATH ?? '', MEDIAGATE_DATA_DIR: join(dir, 'data'), ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr, stdout }),
+      execFile(
+        join(process.cwd(), 'node_modules/.bin/node'),
+        [join(process.cwd(), 'dist/cli/main.js'), ...args],
+        { env: { PATH: process.env.PATH ?? '', MEDIAGATE_DATA_DIR: join(dir, 'data'), ...env }, timeout: 60_000 },
+        (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr, stdout }),
       ),
     );
 
@@ -151,9 +205,16 @@ describe('a bad manifest', () => {
   });
 
   it('is reported by `mediagate config check`, and a good one counted', async () => {
-    const check = async (file: string) => JSON.parse((await mediagate(['--json', 'config', 'check'], { GRAPHQL_PERSISTED_DOCUMENTS: file })).stdout) as { checks: { name: string; ok: boolean; detail: string }[] };
+    const check = async (file: string) =>
+      JSON.parse((await mediagate(['--json', 'config', 'check'], { GRAPHQL_PERSISTED_DOCUMENTS: file })).stdout) as {
+        checks: { name: string; ok: boolean; detail: string }[];
+      };
     const [good, broken] = await Promise.all([check(apolloManifest), check(bad)]);
-    expect(good.checks.find((c) => c.name === 'trusted documents')).toEqual({ name: 'trusted documents', ok: true, detail: `1 document(s) in ${apolloManifest}` });
+    expect(good.checks.find((c) => c.name === 'trusted documents')).toEqual({
+      name: 'trusted documents',
+      ok: true,
+      detail: `1 document(s) in ${apolloManifest}`,
+    });
     const problem = broken.checks.find((c) => c.name === 'trusted documents')!;
     expect(problem.ok).toBe(false);
     expect(problem.detail).toMatch(/not the SHA-256 of the text/);

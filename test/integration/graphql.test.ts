@@ -12,7 +12,15 @@ describe('GraphQL account area', () => {
   /** A finished job without calling a provider: hold, then release. */
   const failedJob = async (accountId: string) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({ jobId, accountId, apiKeyId: null, operation: 'PARSE', input: { n: jobId }, amount: 1, deadlineAt: new Date(Date.now() + 60_000) });
+    await h.services.ledger.openJob({
+      jobId,
+      accountId,
+      apiKeyId: null,
+      operation: 'PARSE',
+      input: { n: jobId },
+      amount: 1,
+      deadlineAt: new Date(Date.now() + 60_000),
+    });
     await h.services.ledger.fail(jobId, 'FAILED', 'NO_MEDIA_FOUND', 'none');
     return jobId;
   };
@@ -27,7 +35,11 @@ describe('GraphQL account area', () => {
     }
     const newestFirst = [...ids].reverse();
     const page = (after: string | null) =>
-      h.gql(`query($after: String) { jobs(first: 2, after: $after) { edges { cursor node { id status } } pageInfo { hasNextPage endCursor } } }`, { after }, key);
+      h.gql(
+        `query($after: String) { jobs(first: 2, after: $after) { edges { cursor node { id status } } pageInfo { hasNextPage endCursor } } }`,
+        { after },
+        key,
+      );
     const p1 = (await page(null)).data.jobs;
     expect(p1.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(0, 2));
     expect(p1.pageInfo.hasNextPage).toBe(true);
@@ -63,7 +75,11 @@ describe('GraphQL account area', () => {
       const seen: string[] = [];
       let after: string | null = null;
       for (let page = 0; page <= total; page++) {
-        const res: any = await h.gql(`query($after: String) { ${field}(first: 1, after: $after${args}) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`, { after }, key);
+        const res: any = await h.gql(
+          `query($after: String) { ${field}(first: 1, after: $after${args}) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`,
+          { after },
+          key,
+        );
         expect(res.errors).toBeUndefined();
         seen.push(...res.data[field].edges.map((e: any) => String(e.node.id)));
         if (!res.data[field].pageInfo.hasNextPage) break;
@@ -84,7 +100,11 @@ describe('GraphQL account area', () => {
     const other = await h.account({ credits: 4 });
     const otherJob = await failedJob(other.accountId);
     await failedJob(me.accountId);
-    const holds = await h.gql(`{ creditHistory(kinds: [HOLD, RELEASE]) { edges { node { kind amount availableDelta heldDelta jobId } } } }`, {}, me.key);
+    const holds = await h.gql(
+      `{ creditHistory(kinds: [HOLD, RELEASE]) { edges { node { kind amount availableDelta heldDelta jobId } } } }`,
+      {},
+      me.key,
+    );
     expect(holds.data.creditHistory.edges.map((e: any) => [e.node.kind, e.node.amount, e.node.availableDelta, e.node.heldDelta])).toEqual([
       ['RELEASE', 1, 1, -1],
       ['HOLD', 1, -1, 1],
@@ -99,7 +119,11 @@ describe('GraphQL account area', () => {
 
   it('creates keys shown once, lists them without secrets, and limits a key to its scopes', async () => {
     const { key } = await h.account();
-    const created = await h.gql(`mutation { createApiKey(name: "reader", scopes: ["read"]) { key apiKey { id name scopes createdAt lastUsedAt revokedAt } } }`, {}, key);
+    const created = await h.gql(
+      `mutation { createApiKey(name: "reader", scopes: ["read"]) { key apiKey { id name scopes createdAt lastUsedAt revokedAt } } }`,
+      {},
+      key,
+    );
     expect(created.errors).toBeUndefined();
     const reader = created.data.createApiKey;
     expect(reader.key).toMatch(/^mg_live_/);

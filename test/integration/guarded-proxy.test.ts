@@ -61,13 +61,16 @@ function converse(raw: string | Buffer, then?: string, idleMs = 1500): Promise<s
   });
 }
 
-const connectLine = (target: string, headers = `Proxy-Authorization: ${auth}\r\n`) => `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${headers}\r\n`;
+const connectLine = (target: string, headers = `Proxy-Authorization: ${auth}\r\n`) =>
+  `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${headers}\r\n`;
 
 /** The proxy still tunnels to an allowed origin and relays a plain request to it. */
 async function stillServes(): Promise<void> {
   const tunnelled = await converse(connectLine(allowed), 'GET / HTTP/1.1\r\nHost: origin\r\nConnection: close\r\n\r\n');
   expect(tunnelled).toMatch(/^HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 200 OK[\s\S]*origin answered$/);
-  const relayed = await converse(`GET http://${allowed}/ HTTP/1.1\r\nHost: ${allowed}\r\nProxy-Authorization: ${auth}\r\nConnection: close\r\n\r\n`);
+  const relayed = await converse(
+    `GET http://${allowed}/ HTTP/1.1\r\nHost: ${allowed}\r\nProxy-Authorization: ${auth}\r\nConnection: close\r\n\r\n`,
+  );
   expect(relayed).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*origin answered$/);
 }
 
@@ -136,7 +139,9 @@ describe('the guarded proxy', () => {
     });
     const request = fc.oneof(
       fc.tuple(target, header).map(([t, h]) => connectLine(t, h)),
-      fc.tuple(target, header, fc.constantFrom('GET', 'POST', 'HEAD', 'PUT')).map(([t, h, m]) => `${m} http://${t}/p?q HTTP/1.1\r\nHost: ${t}\r\n${h}Content-Length: 0\r\n\r\n`),
+      fc
+        .tuple(target, header, fc.constantFrom('GET', 'POST', 'HEAD', 'PUT'))
+        .map(([t, h, m]) => `${m} http://${t}/p?q HTTP/1.1\r\nHost: ${t}\r\n${h}Content-Length: 0\r\n\r\n`),
       fc.tuple(target, header).map(([t, h]) => `GET https://${t}/ HTTP/1.1\r\nHost: x\r\n${h}\r\n`),
       fc.uint8Array({ minLength: 1, maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
       fc.tuple(target, header).map(([t, h]) => connectLine(t, h).slice(0, Math.max(1, t.length))),

@@ -29,7 +29,11 @@ describe('idempotency keys', () => {
     const again = await h.rest('/api/parse', { quality: '1080', url: `${site.origin}/v` }, key, { 'idempotency-key': 'order-1' });
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual(first.json());
-    const gql = await h.gql(`mutation { parse(input: { url: "${site.origin}/v" }, idempotencyKey: "order-1") { id credits { charged balance } } }`, {}, key);
+    const gql = await h.gql(
+      `mutation { parse(input: { url: "${site.origin}/v" }, idempotencyKey: "order-1") { id credits { charged balance } } }`,
+      {},
+      key,
+    );
     expect(gql.data.parse).toEqual({ id: first.json().id, credits: { charged: 1, balance: 4 } });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
     expect((await h.repositories.jobs.list(accountId, 10, null)).edges).toHaveLength(1);
@@ -78,7 +82,9 @@ describe('idempotency keys', () => {
   it('charges exactly once when many twins race with one key', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
     const results = await Promise.all(
-      Array.from({ length: 12 }, () => h.rest('/api/parse', { url: `${site.origin}/v` }, key, { 'idempotency-key': 'race' }).then((r) => r.statusCode)),
+      Array.from({ length: 12 }, () =>
+        h.rest('/api/parse', { url: `${site.origin}/v` }, key, { 'idempotency-key': 'race' }).then((r) => r.statusCode),
+      ),
     );
     expect(results.every((s) => s === 200 || s === 409)).toBe(true);
     expect(results.filter((s) => s === 200).length).toBeGreaterThanOrEqual(1);

@@ -19,7 +19,8 @@ const DATABASES = TEST_DATABASES;
 type Fake = Awaited<ReturnType<typeof startFakeOpenAi>>;
 type Push = { status: string; progress: number };
 
-const until = (what: string, done: () => boolean | Promise<boolean>, ms = 15_000) => waitFor(done, { describe: what, timeout: ms, interval: 5 });
+const until = (what: string, done: () => boolean | Promise<boolean>, ms = 15_000) =>
+  waitFor(done, { describe: what, timeout: ms, interval: 5 });
 
 /**
  * A second gateway on the same database, without queue workers: a cancel sent here reaches the
@@ -42,7 +43,12 @@ async function secondInstance(h: Harness): Promise<{ url: string; close(): Promi
 
 /** Subscribes to jobUpdated over graphql-ws; `pushes` fills as they come, `ended` settles with the subscription. */
 function subscribe(h: Harness, key: string, id: string) {
-  const client = createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0 });
+  const client = createClient({
+    url: h.url.replace('http', 'ws') + '/graphql',
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${key}` },
+    retryAttempts: 0,
+  });
   const pushes: Push[] = [];
   const ended = new Promise<void>((resolve, reject) => {
     client.subscribe(
@@ -62,7 +68,10 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
   beforeAll(async () => {
     site = await startFakeSite();
     site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-    openai = await startFakeOpenAi({ msPerAudioSecond: 20, respond: () => (stall ? { status: 500, body: {}, delayMs: 60_000 } : undefined) });
+    openai = await startFakeOpenAi({
+      msPerAudioSecond: 20,
+      respond: () => (stall ? { status: 500, body: {}, delayMs: 60_000 } : undefined),
+    });
     h = await transcribingHarness(site, openai, { database });
   }, 60_000);
   afterAll(async () => {
@@ -77,7 +86,9 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
     try {
       const { key, accountId } = await h.account({ credits: 5 });
       const before = openai.requests.length;
-      const started = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, language: 'en' }, key, { prefer: 'respond-async' });
+      const started = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, language: 'en' }, key, {
+        prefer: 'respond-async',
+      });
       expect(started.statusCode).toBe(202);
       const id = started.json().id;
       await until('the provider request', () => openai.requests.length > before);
@@ -88,17 +99,23 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
       const canceled = await fetch(`${other.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-        body: JSON.stringify({ query: `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged } }`, variables: { id } }),
+        body: JSON.stringify({
+          query: `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged } }`,
+          variables: { id },
+        }),
       });
       const answeredAt = performance.now();
       expect(((await canceled.json()) as any).data.cancelJob).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0 });
 
       await until('the provider request to close', () => request.closedAt !== null, 5_000);
       const ms = request.closedAt! - answeredAt;
-      process.stdout.write(`[job-push ${database}] provider request closed ${(request.closedAt! - sentAt).toFixed(1)} ms after the cancel was sent, ${ms.toFixed(1)} ms after its response\n`);
+      process.stdout.write(
+        `[job-push ${database}] provider request closed ${(request.closedAt! - sentAt).toFixed(1)} ms after the cancel was sent, ${ms.toFixed(1)} ms after its response\n`,
+      );
       expect(ms).toBeLessThan(200);
 
-      const job = (await h.gql(`query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, key)).data.job;
+      const job = (await h.gql(`query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, key)).data
+        .job;
       expect(job).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, error: { code: 'CANCELED' } });
       expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
       expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
@@ -110,7 +127,11 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
 
   it('pushes a job’s changes over jobUpdated: RUNNING with its progress, then SUCCEEDED', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/talk.mp3` } }, key);
+    const started = await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+      { i: { mediaUrl: `${site.origin}/talk.mp3` } },
+      key,
+    );
     const sub = subscribe(h, key, started.data.startTranscription.id);
     try {
       await sub.ended;
@@ -156,19 +177,33 @@ if (process.env.DATABASE_URL) {
       const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
       await admin.connect();
       const database = new URL(h.clientUrl).pathname.slice(1);
-      const listeners = async () => (await admin.query(`select pid from pg_stat_activity where application_name = $1 and datname = $2`, [LISTENER_NAME, database])).rows;
+      const listeners = async () =>
+        (await admin.query(`select pid from pg_stat_activity where application_name = $1 and datname = $2`, [LISTENER_NAME, database]))
+          .rows;
       const { key } = await h.account({ credits: 5 });
       const before = openai.requests.length;
-      const id = (await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/talk.mp3` } }, key)).data.startTranscription.id;
+      const id = (
+        await h.gql(
+          `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+          { i: { mediaUrl: `${site.origin}/talk.mp3` } },
+          key,
+        )
+      ).data.startTranscription.id;
       const sub = subscribe(h, key, id);
       try {
         await until('the provider request', () => openai.requests.length > before);
         const [listener] = await listeners();
         // Nobody may connect to this test database for a while, so the listener cannot come back at once.
         await admin.query(`alter database ${database} allow_connections false`);
-        const killed = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and datname = $2`, [LISTENER_NAME, database]);
+        const killed = await admin.query(
+          `select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and datname = $2`,
+          [LISTENER_NAME, database],
+        );
         expect(killed.rowCount).toBe(1);
-        await until('the job to succeed', async () => (await h.sql<{ status: string }>(`select status from job where id = ?`, [id]))[0].status === 'SUCCEEDED');
+        await until(
+          'the job to succeed',
+          async () => (await h.sql<{ status: string }>(`select status from job where id = ?`, [id]))[0].status === 'SUCCEEDED',
+        );
         // Its notification reached nobody: the subscriber has not heard of the end.
         expect(sub.pushes.at(-1)?.status).toBe('RUNNING');
         await admin.query(`alter database ${database} allow_connections true`);

@@ -16,7 +16,10 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     site = await startFakeSite();
     site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
     site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
-    site.page('/watch', `<html><head><title>A talk at the bay</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`);
+    site.page(
+      '/watch',
+      `<html><head><title>A talk at the bay</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
+    );
     // Media whose download never finishes: the job stays RUNNING until canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
     openai = await startFakeOpenAi();
@@ -41,7 +44,11 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
 
   it('queues through GraphQL, holds at once, and charges on success', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld operation } }`, { i: { mediaUrl: `${site.origin}/talk.mp3` } }, key);
+    const started = await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld operation } }`,
+      { i: { mediaUrl: `${site.origin}/talk.mp3` } },
+      key,
+    );
     expect(started.errors).toBeUndefined();
     expect(started.data.startTranscription).toMatchObject({ operation: 'TRANSCRIBE', creditsHeld: 1 });
     expect(['QUEUED', 'RUNNING']).toContain(started.data.startTranscription.status);
@@ -80,7 +87,13 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const polled = await poll(key, res.headers.location, finished);
     expect(polled).toMatchObject({ id: body.id, status: 'SUCCEEDED', creditsCharged: 2, creditsHeld: 0 });
     // The result is the body the waiting call answers: id, provider, and the credits as at the capture.
-    expect(polled.result).toMatchObject({ id: body.id, status: 'SUCCEEDED', mediaUrl: `${site.origin}/talk.mp3`, provider: 'openai', credits: { charged: 2, balance: 3 } });
+    expect(polled.result).toMatchObject({
+      id: body.id,
+      status: 'SUCCEEDED',
+      mediaUrl: `${site.origin}/talk.mp3`,
+      provider: 'openai',
+      credits: { charged: 2, balance: 3 },
+    });
     expect(polled.result.segments.length).toBeGreaterThan(0);
     expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
@@ -90,18 +103,28 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
 
   it('cancels a running job: its hold is released, nothing is charged, and a finished job stays as it is', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/endless.mp3` } }, key);
+    const started = await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+      { i: { mediaUrl: `${site.origin}/endless.mp3` } },
+      key,
+    );
     const id = started.data.startTranscription.id;
     await untilJob(key, id, (j) => j.status === 'RUNNING');
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
-    const canceled = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, key);
+    const canceled = await h.gql(
+      `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`,
+      { id },
+      key,
+    );
     expect(canceled.data.cancelJob).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, error: { code: 'CANCELED' } });
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
     const again = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, key);
     expect(again.data.cancelJob.status).toBe('CANCELED');
     expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
     const other = await h.account();
-    expect((await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, other.key)).errors?.[0].extensions.code).toBe('NOT_FOUND');
+    expect((await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, other.key)).errors?.[0].extensions.code).toBe(
+      'NOT_FOUND',
+    );
   });
 
   it('a finished job’s result is exactly the body the waiting call answered, on both doors, with the balance as at its capture', async () => {
@@ -152,7 +175,14 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
 
     const canceled = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
     expect(canceled.statusCode).toBe(200);
-    expect(canceled.json()).toMatchObject({ id, status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, result: null, error: { code: 'CANCELED', message: 'Canceled by the caller.' } });
+    expect(canceled.json()).toMatchObject({
+      id,
+      status: 'CANCELED',
+      creditsHeld: 0,
+      creditsCharged: 0,
+      result: null,
+      error: { code: 'CANCELED', message: 'Canceled by the caller.' },
+    });
     expect(canceled.json()).toEqual((await h.request('GET', `/api/jobs/${id}`, auth(key))).json());
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
     // Again: the job as it is, nothing moves.
@@ -172,20 +202,47 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       const before = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
       const rest = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
       expect([rest.statusCode, rest.json()]).toEqual([200, before]);
-      const gql = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { id status creditsCharged error { code message } result } }`, { id }, key);
-      expect(gql.data.cancelJob).toEqual({ id, status: before.status, creditsCharged: before.creditsCharged, error: before.error, result: before.result });
+      const gql = await h.gql(
+        `mutation($id: ID!) { cancelJob(id: $id) { id status creditsCharged error { code message } result } }`,
+        { id },
+        key,
+      );
+      expect(gql.data.cancelJob).toEqual({
+        id,
+        status: before.status,
+        creditsCharged: before.creditsCharged,
+        error: before.error,
+        result: before.result,
+      });
     }
     expect(done.json().credits).toEqual({ charged: 2, balance: 3 });
-    expect((await h.request('GET', `/api/jobs/${done.json().id}`, auth(key))).json()).toMatchObject({ status: 'SUCCEEDED', result: done.json() });
-    expect((await h.request('GET', `/api/jobs/${failed.json().id}`, auth(key))).json()).toMatchObject({ status: 'FAILED', error: { code: 'CONTENT_UNAVAILABLE' } });
+    expect((await h.request('GET', `/api/jobs/${done.json().id}`, auth(key))).json()).toMatchObject({
+      status: 'SUCCEEDED',
+      result: done.json(),
+    });
+    expect((await h.request('GET', `/api/jobs/${failed.json().id}`, auth(key))).json()).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'CONTENT_UNAVAILABLE' },
+    });
     expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
   });
 
   it('streams a job’s changes over the jobUpdated subscription (graphql-ws), ending with its final state', async () => {
     const { key } = await h.account({ credits: 5 });
-    const id = (await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/talk.mp3` } }, key)).data.startTranscription.id;
-    const client = createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0 });
+    const id = (
+      await h.gql(
+        `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+        { i: { mediaUrl: `${site.origin}/talk.mp3` } },
+        key,
+      )
+    ).data.startTranscription.id;
+    const client = createClient({
+      url: h.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${key}` },
+      retryAttempts: 0,
+    });
     const seen: Array<{ status: string; progress: number }> = [];
     try {
       await new Promise<void>((resolve, reject) => {
@@ -199,11 +256,20 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       expect([...progress].sort((a, b) => a - b)).toEqual(progress);
       // Someone else's job, or no key: the subscription fails with the contract's codes.
       const stranger = await h.account();
-      const strangerClient = createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${stranger.key}` }, retryAttempts: 0 });
+      const strangerClient = createClient({
+        url: h.url.replace('http', 'ws') + '/graphql',
+        webSocketImpl: WebSocket,
+        connectionParams: { authorization: `Bearer ${stranger.key}` },
+        retryAttempts: 0,
+      });
       const codes = await new Promise<unknown>((resolve) => {
         strangerClient.subscribe(
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, variables: { id } },
-          { next: (msg) => resolve(msg.errors?.map((e) => e.extensions?.code)), error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e), complete: () => resolve('completed') },
+          {
+            next: (msg) => resolve(msg.errors?.map((e) => e.extensions?.code)),
+            error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e),
+            complete: () => resolve('completed'),
+          },
         );
       });
       expect(codes).toEqual(['NOT_FOUND']);
@@ -212,7 +278,11 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       const limited = await new Promise<unknown>((resolve) => {
         strangerClient.subscribe(
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { ${fields} } }`, variables: { id } },
-          { next: () => resolve('next'), error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e), complete: () => resolve('completed') },
+          {
+            next: () => resolve('next'),
+            error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e),
+            complete: () => resolve('completed'),
+          },
         );
       });
       expect(limited).toEqual(['INVALID_INPUT']);
@@ -230,7 +300,13 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       res.write(Buffer.alloc(1000));
       req.socket.on('close', () => void (closed = true));
     });
-    const id = (await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/endless-2.mp3` } }, key)).data.startTranscription.id;
+    const id = (
+      await h.gql(
+        `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+        { i: { mediaUrl: `${site.origin}/endless-2.mp3` } },
+        key,
+      )
+    ).data.startTranscription.id;
     await untilJob(key, id, (j) => j.status === 'RUNNING');
     // Straight to the ledger, as another instance's cancelJob would: this process's runner is not told.
     expect(await h.services.ledger.fail(id, 'CANCELED', 'CANCELED', 'Canceled by the caller.')).toBe(true);
@@ -264,7 +340,10 @@ describe('why a queued job failed', () => {
     const h = await transcribingHarness(site, openai, { logger: pino({ level: 'info' }, sink) });
     try {
       const { key } = await h.account({ credits: 5 });
-      const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key, { prefer: 'respond-async', 'x-request-id': 'client-req-42' });
+      const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key, {
+        prefer: 'respond-async',
+        'x-request-id': 'client-req-42',
+      });
       expect(res.statusCode).toBe(202);
       expect(res.headers['x-request-id']).toBe('client-req-42');
       const id = res.json().id;
@@ -276,9 +355,18 @@ describe('why a queued job failed', () => {
         },
         { describe: `job ${id} to fail`, timeout: 10_000, interval: 100 },
       );
-      expect(job).toMatchObject({ status: 'FAILED', requestId: 'client-req-42', error: { code: 'CONTENT_UNAVAILABLE', message: 'The media URL answered 404.' } });
+      expect(job).toMatchObject({
+        status: 'FAILED',
+        requestId: 'client-req-42',
+        error: { code: 'CONTENT_UNAVAILABLE', message: 'The media URL answered 404.' },
+      });
       const logged = lines.find((l) => l.msg === 'task failed' && l.jobId === id);
-      expect(logged).toMatchObject({ requestId: 'client-req-42', operation: 'TRANSCRIBE', code: 'CONTENT_UNAVAILABLE', reason: 'The media URL answered 404.' });
+      expect(logged).toMatchObject({
+        requestId: 'client-req-42',
+        operation: 'TRANSCRIBE',
+        code: 'CONTENT_UNAVAILABLE',
+        reason: 'The media URL answered 404.',
+      });
     } finally {
       await h.close();
       await site.close();

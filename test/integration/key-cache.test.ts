@@ -58,7 +58,10 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
   let page: string;
   beforeAll(async () => {
     site = await startFakeSite();
-    site.page('/v', `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
+    site.page(
+      '/v',
+      `<html><head><meta property="og:video" content="${site.origin}/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`,
+    );
     page = `${site.origin}/v`;
     h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort }, undefined, { database });
   }, 60_000);
@@ -105,9 +108,15 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
   });
 
   it('refuses createApiKey and rotateWebhookSecret by a key revoked behind this instance’s back: UNAUTHENTICATED, as any revoked key, and nothing written', async () => {
-    const keysOf = async (accountId: string) => Number((await h.sql<{ n: string }>(`select count(*) as n from api_key where account_id = ?`, [accountId]))[0].n);
+    const keysOf = async (accountId: string) =>
+      Number((await h.sql<{ n: string }>(`select count(*) as n from api_key where account_id = ?`, [accountId]))[0].n);
     const secretRowOf = async (accountId: string) =>
-      (await h.sql<{ s: string; at: string }>(`select encode(secret_enc, 'hex') as s, created_at::text as at from webhook_secret where account_id = ?`, [accountId]))[0];
+      (
+        await h.sql<{ s: string; at: string }>(
+          `select encode(secret_enc, 'hex') as s, created_at::text as at from webhook_secret where account_id = ?`,
+          [accountId],
+        )
+      )[0];
 
     // Minting a key: the statement itself checks the caller's key, whatever this instance's cache says.
     const minter = await heardAccount(h, { credits: 5 });
@@ -120,7 +129,11 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
     expect(await keysOf(minter.accountId)).toBe(1);
     // Refused once, the key is forgotten here too, and the answer is the one any revoked key gets.
     expect(await me(minter.key)).toBe('UNAUTHENTICATED');
-    const answer = (r: Awaited<ReturnType<typeof mint>>) => ({ status: r.status, errors: r.errors?.map((e) => [e.message, e.extensions.code]), data: r.data });
+    const answer = (r: Awaited<ReturnType<typeof mint>>) => ({
+      status: r.status,
+      errors: r.errors?.map((e) => [e.message, e.extensions.code]),
+      data: r.data,
+    });
     expect(answer(created)).toEqual(answer(await mint()));
 
     // Rotating the webhook secret: the same.
@@ -139,7 +152,9 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
 
     // A live key still does both.
     const live = await h.account({ credits: 5 });
-    expect((await h.gql(`mutation { createApiKey(name: "second") { apiKey { name } } }`, {}, live.key)).data.createApiKey.apiKey.name).toBe('second');
+    expect((await h.gql(`mutation { createApiKey(name: "second") { apiKey { name } } }`, {}, live.key)).data.createApiKey.apiKey.name).toBe(
+      'second',
+    );
     expect(await keysOf(live.accountId)).toBe(2);
     expect((await h.gql(`mutation { rotateWebhookSecret { secret } }`, {}, live.key)).data.rotateWebhookSecret.secret).toMatch(/^whsec_/);
     expect(secret).toMatch(/^whsec_/);
@@ -197,7 +212,11 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
       expect(await me(key)).toBe(accountId);
       expect(await h.severDatabaseConnections()).toBeGreaterThan(0);
       // The answer while the pool reconnects may be an error: asked again until the key is refused.
-      await waitFor(async () => (await me(key).catch((err: Error) => `not answered: ${err.message}`)) === 'UNAUTHENTICATED', { describe: 'the revoked key to be refused', timeout: 10_000, interval: 50 });
+      await waitFor(async () => (await me(key).catch((err: Error) => `not answered: ${err.message}`)) === 'UNAUTHENTICATED', {
+        describe: 'the revoked key to be refused',
+        timeout: 10_000,
+        interval: 50,
+      });
     });
   }
 });

@@ -86,8 +86,12 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
       expect(of(rich).map((a) => a.status)).toEqual([200, 200, 200, 200]);
       for (const a of of(rich)) expect(a.credits!.balance).toBeGreaterThanOrEqual(6);
       expect(count(of(poor), 200)).toBe(3);
-      expect(of(poor).filter((a) => a.status !== 200)).toEqual(Array.from({ length: 3 }, () => ({ status: 402, code: 'INSUFFICIENT_CREDITS', details: { required: 1, available: 0 } })));
-      expect(of(broke)).toEqual(Array.from({ length: 2 }, () => ({ status: 402, code: 'INSUFFICIENT_CREDITS', details: { required: 1, available: 0 } })));
+      expect(of(poor).filter((a) => a.status !== 200)).toEqual(
+        Array.from({ length: 3 }, () => ({ status: 402, code: 'INSUFFICIENT_CREDITS', details: { required: 1, available: 0 } })),
+      );
+      expect(of(broke)).toEqual(
+        Array.from({ length: 2 }, () => ({ status: 402, code: 'INSUFFICIENT_CREDITS', details: { required: 1, available: 0 } })),
+      );
       expect(of(revoked).map((a) => [a.status, a.code])).toEqual(Array.from({ length: 3 }, () => [401, 'UNAUTHENTICATED']));
 
       await expectLedger(rich.accountId, { available: 6, held: 0 }, 4);
@@ -132,7 +136,15 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
       const { accountId, keyId } = await h.account({ credits: 6 });
       const open = (amount: number) =>
         h.services.ledger
-          .openJob({ jobId: randomUUID(), accountId, apiKeyId: keyId, operation: 'TRANSCRIBE', input: {}, amount, deadlineAt: new Date(Date.now() + 60_000) })
+          .openJob({
+            jobId: randomUUID(),
+            accountId,
+            apiKeyId: keyId,
+            operation: 'TRANSCRIBE',
+            input: {},
+            amount,
+            deadlineAt: new Date(Date.now() + 60_000),
+          })
           .then(
             (r) => ({ balance: r.balance }),
             (err) => ({ code: err.code, details: err.details }),
@@ -159,7 +171,15 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
       const jobId = randomUUID();
       const open = (accountId: string, id: string) =>
         h.services.ledger
-          .openJob({ jobId: id, accountId, apiKeyId: null, operation: 'PARSE', input: {}, amount: 1, deadlineAt: new Date(Date.now() + 60_000) })
+          .openJob({
+            jobId: id,
+            accountId,
+            apiKeyId: null,
+            operation: 'PARSE',
+            input: {},
+            amount: 1,
+            deadlineAt: new Date(Date.now() + 60_000),
+          })
           .then(
             () => 'held',
             (err) => (err.code === '23505' ? 'duplicate' : String(err)),

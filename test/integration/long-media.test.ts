@@ -55,10 +55,16 @@ describe('long media through an OpenAI-compatible server', () => {
     expect(await h.balance(accountId)).toEqual({ available: 7, held: 0 });
 
     openai.requests.length = 0;
-    const gql = await h.gql(`mutation($i: TranscribeInput!) { transcribe(input: $i) { durationSeconds segments { start end } credits { charged } } }`, { i: { mediaUrl: `${site.origin}/lecture.mp3` } }, key);
+    const gql = await h.gql(
+      `mutation($i: TranscribeInput!) { transcribe(input: $i) { durationSeconds segments { start end } credits { charged } } }`,
+      { i: { mediaUrl: `${site.origin}/lecture.mp3` } },
+      key,
+    );
     expect(gql.errors).toBeUndefined();
     expect(openai.requests).toHaveLength(4);
-    expect(gql.data.transcribe.segments.map((s: { start: number }) => s.start)).toEqual(body.segments.map((s: { start: number }) => s.start));
+    expect(gql.data.transcribe.segments.map((s: { start: number }) => s.start)).toEqual(
+      body.segments.map((s: { start: number }) => s.start),
+    );
   });
 
   it('moves a queued job’s progress piece by piece', async () => {
@@ -94,11 +100,25 @@ describe('silence', () => {
     site = await startFakeSite();
     const dir = mkdtempSync(join(tmpdir(), 'mediagate-silence-'));
     const silent = join(dir, 'silence.mp3');
-    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=22050:cl=mono', '-t', '20', silent]);
+    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'anullsrc=r=22050:cl=mono',
+      '-t',
+      '20',
+      silent,
+    ]);
     site.file('/silence.mp3', readFileSync(silent), 'audio/mpeg');
     rmSync(dir, { recursive: true, force: true });
     // What Whisper answers for a recording with nothing said in it.
-    quiet = await startFakeOpenAi({ respond: () => ({ status: 200, body: { task: 'transcribe', language: 'english', duration: 20, text: '', segments: [] } }) });
+    quiet = await startFakeOpenAi({
+      respond: () => ({ status: 200, body: { task: 'transcribe', language: 'english', duration: 20, text: '', segments: [] } }),
+    });
     hQuiet = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: quiet.baseUrl });
   }, 60_000);
   afterAll(async () => {
@@ -112,7 +132,11 @@ describe('silence', () => {
     const rest = await hQuiet.rest('/api/transcribe', { mediaUrl: `${site.origin}/silence.mp3` }, key);
     expect(rest.statusCode).toBe(200);
     expect(rest.json()).toMatchObject({ text: '', segments: [], credits: { charged: 1, balance: 4 } });
-    const gql = await hQuiet.gql(`mutation($i: TranscribeInput!) { transcribe(input: $i) { text segments { text } srt vtt credits { charged } } }`, { i: { mediaUrl: `${site.origin}/silence.mp3` } }, key);
+    const gql = await hQuiet.gql(
+      `mutation($i: TranscribeInput!) { transcribe(input: $i) { text segments { text } srt vtt credits { charged } } }`,
+      { i: { mediaUrl: `${site.origin}/silence.mp3` } },
+      key,
+    );
     expect(gql.data.transcribe).toEqual({ text: '', segments: [], srt: '', vtt: 'WEBVTT\n', credits: { charged: 1 } });
     expect(await hQuiet.balance(accountId)).toEqual({ available: 3, held: 0 });
   });

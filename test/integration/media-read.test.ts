@@ -27,7 +27,15 @@ const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
 type Door = 'rest' | 'graphql';
 interface Answer {
   status: string;
-  media: { url: string; kind: string; width: number | null; height: number | null; durationSeconds: number | null; codecs: string | null; hasAudio: boolean | null };
+  media: {
+    url: string;
+    kind: string;
+    width: number | null;
+    height: number | null;
+    durationSeconds: number | null;
+    codecs: string | null;
+    hasAudio: boolean | null;
+  };
   credits: { charged: number; balance: number };
 }
 
@@ -49,7 +57,9 @@ function serveRange(req: IncomingMessage, res: ServerResponse, body: Buffer, ser
   const end = Math.min(m[2] ? Number(m[2]) : body.length - 1, body.length - 1);
   const part = body.subarray(start, end + 1);
   served.bytes += part.length;
-  res.writeHead(206, { 'content-type': type, 'content-length': part.length, 'content-range': `bytes ${start}-${end}/${body.length}` }).end(part);
+  res
+    .writeHead(206, { 'content-type': type, 'content-length': part.length, 'content-range': `bytes ${start}-${end}/${body.length}` })
+    .end(part);
 }
 
 const box = (type: string, payload: Buffer) => {
@@ -90,7 +100,10 @@ describe.each(TEST_DATABASES)('media read in process (%s database)', (database) 
   /** An ordinary page of its own naming `mediaUrl`: og:video, a plain type, nothing else. */
   const ordinaryPage = (mediaUrl: string, tag = 'og:video', type = 'video/mp4') => {
     const path = `/page/${++page}`;
-    site.page(path, `<html><head><title>Clip</title><meta property="${tag}" content="${mediaUrl}"><meta property="${tag}:type" content="${type}"></head></html>`);
+    site.page(
+      path,
+      `<html><head><title>Clip</title><meta property="${tag}" content="${mediaUrl}"><meta property="${tag}:type" content="${type}"></head></html>`,
+    );
     return site.origin + path;
   };
 
@@ -125,7 +138,11 @@ describe.each(TEST_DATABASES)('media read in process (%s database)', (database) 
     return out;
   }
   const delta = (before: Record<string, number>, after: Record<string, number>) =>
-    Object.fromEntries(Object.entries(after).filter(([k, v]) => v !== (before[k] ?? 0)).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+    Object.fromEntries(
+      Object.entries(after)
+        .filter(([k, v]) => v !== (before[k] ?? 0))
+        .map(([k, v]) => [k, v - (before[k] ?? 0)]),
+    );
 
   const unread = { width: null, height: null, durationSeconds: null, codecs: null, hasAudio: null };
 
@@ -175,13 +192,15 @@ describe.each(TEST_DATABASES)('media read in process (%s database)', (database) 
     await waitFor(
       async () => {
         const now = await counters();
-        if (now['reuse in_flight'] !== (before['reuse in_flight'] ?? 0) + 5) throw new Error(`the read counters are ${JSON.stringify(now)}`);
+        if (now['reuse in_flight'] !== (before['reuse in_flight'] ?? 0) + 5)
+          throw new Error(`the read counters are ${JSON.stringify(now)}`);
         return true;
       },
       { describe: 'the parses to share the read', interval: 10 },
     );
     release();
-    for (const answer of await Promise.all(parses)) expect(answer.media).toMatchObject({ height: 720, durationSeconds: 2, codecs: 'h264,aac', hasAudio: true });
+    for (const answer of await Promise.all(parses))
+      expect(answer.media).toMatchObject({ height: 720, durationSeconds: 2, codecs: 'h264,aac', hasAudio: true });
     expect(served.ranges).toHaveLength(2); // one read's requests
     // Later, the kept answer: no request at all.
     const again = await parse('graphql', ordinaryPage(mediaUrl));
@@ -194,10 +213,14 @@ describe.each(TEST_DATABASES)('media read in process (%s database)', (database) 
     const served: Served = { ranges: [], bytes: 0 };
     site.route('/media/stated.mp4', (req, res) => serveRange(req, res, avMp4, served));
     const path = `/page/stated`;
-    site.page(path, `<html><head><meta property="og:video" content="${site.origin}/media/stated.mp4">
+    site.page(
+      path,
+      `<html><head><meta property="og:video" content="${site.origin}/media/stated.mp4">
       <meta property="og:video:type" content='video/mp4; codecs="avc1.64001f, mp4a.40.2"'><meta property="og:video:height" content="720">
-      <meta property="video:duration" content="2"></head></html>`);
-    for (const door of ['rest', 'graphql'] as const) expect((await parse(door, site.origin + path)).media).toMatchObject({ height: 720, hasAudio: true });
+      <meta property="video:duration" content="2"></head></html>`,
+    );
+    for (const door of ['rest', 'graphql'] as const)
+      expect((await parse(door, site.origin + path)).media).toMatchObject({ height: 720, hasAudio: true });
     expect(served.ranges).toEqual([]);
   });
 
@@ -240,7 +263,13 @@ describe.each(TEST_DATABASES)('media read in process (%s database)', (database) 
         const part = Buffer.alloc(end - start + 1);
         if (start < head.length) head.copy(part, 0, start);
         sent += part.length;
-        res.writeHead(206, { 'content-type': 'video/mp4', 'content-length': part.length, 'content-range': `bytes ${start}-${end}/${claimed}` }).end(part);
+        res
+          .writeHead(206, {
+            'content-type': 'video/mp4',
+            'content-length': part.length,
+            'content-range': `bytes ${start}-${end}/${claimed}`,
+          })
+          .end(part);
       });
       const before = await counters();
       const started = Date.now();

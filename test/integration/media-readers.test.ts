@@ -60,7 +60,14 @@ describe('the in-process reader and ffprobe', () => {
     return match ? Number(match[1]) : null;
   };
   const comparable = (f: StreamFacts | null) =>
-    f && { width: f.width, height: f.height, codecs: f.codecs, hasAudio: f.hasAudio, hasVideo: f.hasVideo, durationKnown: f.durationSeconds !== null };
+    f && {
+      width: f.width,
+      height: f.height,
+      codecs: f.codecs,
+      hasAudio: f.hasAudio,
+      hasVideo: f.hasVideo,
+      durationKnown: f.durationSeconds !== null,
+    };
 
   it('covers the whole library', () => {
     const files = Object.keys(library.files).filter((p) => MEDIA.test(p));
@@ -69,7 +76,9 @@ describe('the in-process reader and ffprobe', () => {
   });
 
   it('reads every file alike', async () => {
-    const files = Object.keys(library.files).filter((p) => MEDIA.test(p)).sort();
+    const files = Object.keys(library.files)
+      .filter((p) => MEDIA.test(p))
+      .sort();
     const differences: string[] = [];
     let readByBoth = 0;
     for (const path of files) {

@@ -4,7 +4,10 @@ import { startFakeSite } from '../fakes/site.fake.js';
 describe('metrics', () => {
   it('serves Prometheus metrics behind METRICS_TOKEN, counting requests, tasks and credits', async () => {
     const site = await startFakeSite();
-    site.page('/v', '<html><head><meta property="og:video" content="https://cdn.example/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>');
+    site.page(
+      '/v',
+      '<html><head><meta property="og:video" content="https://cdn.example/v.mp4"><meta property="og:video:type" content="video/mp4"></head></html>',
+    );
     const h = await createHarness({ METRICS_TOKEN: 'metrics-token-0123456789', FETCH_ALLOW_HOSTS: site.hostPort });
     try {
       const { key } = await h.account({ credits: 1 });

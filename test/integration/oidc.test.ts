@@ -24,10 +24,13 @@ describe('frontend sign-in with OpenID Connect', () => {
     idp = await startFakeIssuer();
     idp.publishKey({ kty: 'oct', kid: 'shared', alg: 'HS256', k: Buffer.from(SHARED_SECRET).toString('base64url') });
     site = await startFakeSite();
-    site.page('/v', `<html><head>
+    site.page(
+      '/v',
+      `<html><head>
       <meta property="og:video" content="https://cdn.example/v-1080.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="1080">
       <meta property="og:video" content="https://cdn.example/v-720.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="720">
-    </head></html>`);
+    </head></html>`,
+    );
     h = await createHarness({ OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: 'mediagate-web', FETCH_ALLOW_HOSTS: site.hostPort });
   });
   afterAll(async () => {
@@ -51,7 +54,11 @@ describe('frontend sign-in with OpenID Connect', () => {
     await h.services.ledger.grant(me.id, 3, 'test');
     const free = await h.rest('/api/parse', { url: `${site.origin}/v` }, token);
     expect(free.statusCode).toBe(200);
-    expect(free.json()).toMatchObject({ quality: '720', media: { url: 'https://cdn.example/v-720.mp4' }, credits: { charged: 1, balance: 2 } });
+    expect(free.json()).toMatchObject({
+      quality: '720',
+      media: { url: 'https://cdn.example/v-720.mp4' },
+      credits: { charged: 1, balance: 2 },
+    });
     const hd = await h.rest('/api/parse', { url: `${site.origin}/v`, quality: '1080' }, token);
     expect(hd.statusCode).toBe(403);
     expect(hd.json().error.code).toBe('MEMBERSHIP_REQUIRED');
@@ -73,7 +80,11 @@ describe('frontend sign-in with OpenID Connect', () => {
       '{ apiKeys { id } }',
     ]) {
       const refused = await h.gql(query, {}, token);
-      expect({ query, codes: refused.errors?.map((e: any) => e.extensions.code), data: refused.data }).toEqual({ query, codes: ['FORBIDDEN'], data: null });
+      expect({ query, codes: refused.errors?.map((e: any) => e.extensions.code), data: refused.data }).toEqual({
+        query,
+        codes: ['FORBIDDEN'],
+        data: null,
+      });
       expect(refused.errors![0].message).toMatch(/OpenID Connect token lacks the "keys" scope/);
     }
     expect(await h.services.apiKeys.list(accountId)).toHaveLength(0);
@@ -84,9 +95,19 @@ describe('frontend sign-in with OpenID Connect', () => {
   });
 
   it.each([
-    ['alg HS256 with the public key as the shared secret', async () => idp.sign({ sub: 'x' }, { alg: 'HS256', secret: new TextEncoder().encode(await idp.publicKeyPem()) })],
-    ['alg HS256 with a secret the JWKS publishes', async () => idp.sign({ sub: 'x' }, { alg: 'HS256', kid: 'shared', secret: SHARED_SECRET })],
-    ['alg none', async () => `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'x', iss: idp.issuer, aud: 'mediagate-web', exp: 2e9 })).toString('base64url')}.`],
+    [
+      'alg HS256 with the public key as the shared secret',
+      async () => idp.sign({ sub: 'x' }, { alg: 'HS256', secret: new TextEncoder().encode(await idp.publicKeyPem()) }),
+    ],
+    [
+      'alg HS256 with a secret the JWKS publishes',
+      async () => idp.sign({ sub: 'x' }, { alg: 'HS256', kid: 'shared', secret: SHARED_SECRET }),
+    ],
+    [
+      'alg none',
+      async () =>
+        `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'x', iss: idp.issuer, aud: 'mediagate-web', exp: 2e9 })).toString('base64url')}.`,
+    ],
     ['an azp naming another client', async () => idp.sign({ sub: 'x', azp: 'another-client' })],
     ['another audience', async () => idp.sign({ sub: 'x' }, { audience: 'someone-else' })],
     ['another issuer', async () => idp.sign({ sub: 'x' }, { issuer: 'https://evil.example' })],
@@ -112,18 +133,32 @@ describe('frontend sign-in with OpenID Connect', () => {
 
   describe('exchanged once for the account area’s session (POST /account/api/session/oidc)', () => {
     const exchange = (body: unknown, headers: Record<string, string> = {}) =>
-      h.request('POST', '/account/api/session/oidc', { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      h.request('POST', '/account/api/session/oidc', {
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
     const sessionsOf = async (accountId: string) =>
-      (await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [accountId]))[0].n;
+      (
+        await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [
+          accountId,
+        ])
+      )[0].n;
 
     it('opens a __Host- session with every scope of a session when the nonce is the hash of the page’s verifier, once per token', async () => {
       const idToken = await idp.sign({ sub: 'user-x', name: 'Exchanged', nonce: nonceOf(VERIFIER) });
       const res = await exchange({ idToken, nonceVerifier: VERIFIER });
       expect(res.statusCode).toBe(200);
       const body = res.json();
-      expect(body).toEqual({ csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(String), account: { id: expect.any(String), name: 'Exchanged' } });
+      expect(body).toEqual({
+        csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        expiresAt: expect.any(String),
+        account: { id: expect.any(String), name: 'Exchanged' },
+      });
       const cookie = parseSetCookie(res.headers['set-cookie']);
-      expect(cookie).toMatchObject({ name: '__Host-mg_session', attributes: { path: '/', secure: true, httponly: true, samesite: 'Strict' } });
+      expect(cookie).toMatchObject({
+        name: '__Host-mg_session',
+        attributes: { path: '/', secure: true, httponly: true, samesite: 'Strict' },
+      });
       expect(cookie.attributes.domain).toBeUndefined();
       // The same account the Bearer token names; the session may make keys (the page's own work).
       expect((await h.gql('{ me { id } }', {}, idToken)).data.me.id).toBe(body.account.id);
@@ -160,7 +195,9 @@ describe('frontend sign-in with OpenID Connect', () => {
         const { requestId: _id, ...error } = res.json().error;
         bodies.add(JSON.stringify(error));
       }
-      expect([...bodies].map((b) => JSON.parse(b))).toEqual([{ code: 'UNAUTHENTICATED', message: expect.stringMatching(/^This sign-in is not valid/) }]);
+      expect([...bodies].map((b) => JSON.parse(b))).toEqual([
+        { code: 'UNAUTHENTICATED', message: expect.stringMatching(/^This sign-in is not valid/) },
+      ]);
       for (const body of [{ idToken: await idp.sign({ sub: 'user-n8', nonce: nonceOf(VERIFIER) }) }, { nonceVerifier: VERIFIER }, []]) {
         const res = await exchange(body);
         expect(res.statusCode).toBe(400);
@@ -182,11 +219,17 @@ describe('frontend sign-in with OpenID Connect', () => {
       expect(refused.json().error.code).toBe('FORBIDDEN');
       expect(await sessionsOf(ada.id)).toBe(1);
       expect((await h.sql<{ n: number }>(`select count(*)::int as n from account where name = 'Switch'`))[0].n).toBe(0);
-      const switched = await exchange({ idToken, nonceVerifier: VERIFIER }, { cookie: adaCookie, 'x-csrf-token': signedIn.json().csrfToken });
+      const switched = await exchange(
+        { idToken, nonceVerifier: VERIFIER },
+        { cookie: adaCookie, 'x-csrf-token': signedIn.json().csrfToken },
+      );
       expect(switched.statusCode).toBe(200);
       expect(switched.json().account.name).toBe('Switch');
       expect((await h.request('GET', '/account/api/session', { headers: { cookie: adaCookie } })).statusCode).toBe(204);
-      expect((await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: adaCookie } })).json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      expect(
+        (await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: adaCookie } })).json()
+          .errors[0].extensions.code,
+      ).toBe('UNAUTHENTICATED');
       expect(await sessionsOf(ada.id)).toBe(0);
     });
   });
@@ -212,7 +255,8 @@ describe('an OpenID Connect provider that does not answer', () => {
       expect(idp.requests(DISCOVERY)).toBe(1);
       // Within the window: refused at once, the provider is not asked again.
       const started = Date.now();
-      for (const answer of await Promise.all(Array.from({ length: 5 }, () => h.gql(query, {}, token)))) expect(answer.errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
+      for (const answer of await Promise.all(Array.from({ length: 5 }, () => h.gql(query, {}, token))))
+        expect(answer.errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(idp.requests(DISCOVERY)).toBe(1);
       expect(idp.requests(JWKS)).toBe(0);
@@ -235,7 +279,8 @@ describe('an OpenID Connect provider that does not answer', () => {
       await until(() => arrived >= 8 && idp.requests(JWKS) >= 1, 'the burst to reach the gateway');
       release();
       for (const answer of await burst) expect(answer.errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
-      for (const answer of await Promise.all(Array.from({ length: 5 }, () => h.gql(query, {}, token)))) expect(answer.errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
+      for (const answer of await Promise.all(Array.from({ length: 5 }, () => h.gql(query, {}, token))))
+        expect(answer.errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
       expect(idp.requests(JWKS)).toBe(1);
       expect(idp.requests(DISCOVERY)).toBe(0);
     } finally {

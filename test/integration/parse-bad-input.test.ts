@@ -58,7 +58,11 @@ describe('parse: bad manifests and probes', () => {
     const a = await h.account({ credits: 2 });
     const b = await h.account({ credits: 2 });
     const rest = await h.rest('/api/parse', input, a.key);
-    const gql = await h.gql(`mutation($input: ParseInput!) { parse(input: $input) { media { url height durationSeconds hasAudio } credits { charged } } }`, { input }, b.key);
+    const gql = await h.gql(
+      `mutation($input: ParseInput!) { parse(input: $input) { media { url height durationSeconds hasAudio } credits { charged } } }`,
+      { input },
+      b.key,
+    );
     return { rest, gql, accounts: [a, b] };
   }
 
@@ -97,7 +101,10 @@ describe('parse: bad manifests and probes', () => {
     expect(rest.statusCode).toBe(200);
     expect(rest.json().media).toMatchObject({ height: null, durationSeconds: null, hasAudio: null });
     expect(rest.json().credits.charged).toBe(1);
-    expect(gql.data.parse).toEqual({ media: { url: `${site.origin}/stall/clip`, height: null, durationSeconds: null, hasAudio: null }, credits: { charged: 1 } });
+    expect(gql.data.parse).toEqual({
+      media: { url: `${site.origin}/stall/clip`, height: null, durationSeconds: null, hasAudio: null },
+      credits: { charged: 1 },
+    });
     await expectRefused({ url: `${site.origin}/stall/clip`, mode: 'mute' }, 422, 'NO_MEDIA_FOUND', /No silent format exists/);
   });
 

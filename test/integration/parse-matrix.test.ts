@@ -130,11 +130,36 @@ const CELLS: Cell[] = [
   ['audio', 'audio', '720', { url: '/media/audio.m4a', kind: 'audio', height: null }],
   ['audio', 'mute', '720', noSilent],
 
-  ['hlsPage', 'auto', '720', { url: '/hls/split/720p/index.m3u8', kind: 'video', height: 720, hasAudio: false, audio: '/hls/split/audio/index.m3u8' }],
-  ['hlsMaster', 'auto', 'max', { url: '/hls/split/1080p/index.m3u8', kind: 'video', height: 1080, hasAudio: false, audio: '/hls/split/audio/index.m3u8' }],
-  ['hlsMaster', 'auto', '1080', { url: '/hls/split/1080p/index.m3u8', kind: 'video', height: 1080, hasAudio: false, audio: '/hls/split/audio/index.m3u8' }],
-  ['hlsMaster', 'auto', '720', { url: '/hls/split/720p/index.m3u8', kind: 'video', height: 720, hasAudio: false, audio: '/hls/split/audio/index.m3u8' }],
-  ['hlsMaster', 'auto', '480', { url: '/hls/split/480p/index.m3u8', kind: 'video', height: 480, hasAudio: false, audio: '/hls/split/audio/index.m3u8' }],
+  [
+    'hlsPage',
+    'auto',
+    '720',
+    { url: '/hls/split/720p/index.m3u8', kind: 'video', height: 720, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+  ],
+  [
+    'hlsMaster',
+    'auto',
+    'max',
+    { url: '/hls/split/1080p/index.m3u8', kind: 'video', height: 1080, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+  ],
+  [
+    'hlsMaster',
+    'auto',
+    '1080',
+    { url: '/hls/split/1080p/index.m3u8', kind: 'video', height: 1080, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+  ],
+  [
+    'hlsMaster',
+    'auto',
+    '720',
+    { url: '/hls/split/720p/index.m3u8', kind: 'video', height: 720, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+  ],
+  [
+    'hlsMaster',
+    'auto',
+    '480',
+    { url: '/hls/split/480p/index.m3u8', kind: 'video', height: 480, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+  ],
   ['hlsMaster', 'audio', '720', { url: '/hls/split/audio/index.m3u8', kind: 'audio', height: null, hasAudio: true }],
   ['hlsMaster', 'mute', '720', { url: '/hls/split/720p/index.m3u8', kind: 'video', height: 720, hasAudio: false, audio: null }],
   ['hlsMuxed', 'auto', '720', { url: '/hls/muxed/720p/index.m3u8', kind: 'video', height: 720, hasAudio: true, audio: null }],
@@ -145,9 +170,24 @@ const CELLS: Cell[] = [
   ['hlsNoCodecs', 'mute', '480', noSilent], // probed: both have sound
   ['hlsMedia', 'auto', '720', { url: '/hls/single/index.m3u8', kind: 'video', height: 720, hasAudio: true }],
 
-  ['dash', 'auto', 'max', { url: '/dash/single/manifest-stream0.mp4', kind: 'video', height: 1080, hasAudio: false, audio: '/dash/single/manifest-stream3.mp4' }],
-  ['dash', 'auto', '720', { url: '/dash/single/manifest-stream1.mp4', kind: 'video', height: 720, hasAudio: false, audio: '/dash/single/manifest-stream3.mp4' }],
-  ['dash', 'auto', '480', { url: '/dash/single/manifest-stream2.mp4', kind: 'video', height: 480, hasAudio: false, audio: '/dash/single/manifest-stream3.mp4' }],
+  [
+    'dash',
+    'auto',
+    'max',
+    { url: '/dash/single/manifest-stream0.mp4', kind: 'video', height: 1080, hasAudio: false, audio: '/dash/single/manifest-stream3.mp4' },
+  ],
+  [
+    'dash',
+    'auto',
+    '720',
+    { url: '/dash/single/manifest-stream1.mp4', kind: 'video', height: 720, hasAudio: false, audio: '/dash/single/manifest-stream3.mp4' },
+  ],
+  [
+    'dash',
+    'auto',
+    '480',
+    { url: '/dash/single/manifest-stream2.mp4', kind: 'video', height: 480, hasAudio: false, audio: '/dash/single/manifest-stream3.mp4' },
+  ],
   ['dash', 'audio', '720', { url: '/dash/single/manifest-stream3.mp4', kind: 'audio', height: null, hasAudio: true }],
   ['dash', 'mute', '720', { url: '/dash/single/manifest-stream1.mp4', kind: 'video', height: 720, hasAudio: false, audio: null }],
   // Segmented representations have no URL of their own: the manifest is the answer.

@@ -10,7 +10,11 @@ describe('rate limits', () => {
 
   it('limits each key across both doors with 429, Retry-After and RateLimit headers', async () => {
     const { key } = await h.account();
-    const me = () => h.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ query: '{ me { id } }' }) });
+    const me = () =>
+      h.request('POST', '/graphql', {
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: '{ me { id } }' }),
+      });
     const first = await me();
     expect(first.statusCode).toBe(200);
     expect(first.headers['ratelimit']).toBe('limit=3, remaining=2, reset=60');
@@ -54,7 +58,10 @@ describe('rate limits', () => {
         expect(res.json().error.code).toBe('UNAUTHENTICATED');
         expect(res.headers['ratelimit']).toBe(`limit=10, remaining=${10 - i}, reset=60`);
       }
-      const gql = await limited.request('POST', '/graphql', { headers: { 'content-type': 'application/json', authorization: `Bearer ${forged}` }, body: JSON.stringify({ query: '{ me { id } }' }) });
+      const gql = await limited.request('POST', '/graphql', {
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${forged}` },
+        body: JSON.stringify({ query: '{ me { id } }' }),
+      });
       expect(gql.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
       expect(gql.headers['ratelimit']).toBe('limit=10, remaining=4, reset=60');
       // The key's owner still has all three requests of the minute, over both doors.
@@ -79,28 +86,37 @@ describe('rate limits', () => {
     /** Two clients behind one proxy, two requests each, then one more from the first. */
     const twoClients = async (h: Harness) => {
       const codes = [];
-      for (const client of ['203.0.113.1', '203.0.113.1', '203.0.113.2', '203.0.113.2', '203.0.113.1']) codes.push((await parse(h, client)).statusCode);
+      for (const client of ['203.0.113.1', '203.0.113.1', '203.0.113.2', '203.0.113.2', '203.0.113.1'])
+        codes.push((await parse(h, client)).statusCode);
       return codes;
     };
 
-    it.each([['1'], ['127.0.0.1'], ['loopback, 10.0.0.0/8']])('with TRUST_PROXY=%s, counts each client named in X-Forwarded-For apart', async (trust) => {
-      const h = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2', TRUST_PROXY: trust }, undefined, { shareDatabaseOf: shared });
-      try {
-        expect(await twoClients(h)).toEqual([401, 401, 401, 401, 429]);
-        // The client is the address the trusted proxy appended, not what the client wrote before it.
-        expect((await parse(h, '198.51.100.9, 203.0.113.2')).statusCode).toBe(429);
-      } finally {
-        await h.close();
-      }
-    });
+    it.each([['1'], ['127.0.0.1'], ['loopback, 10.0.0.0/8']])(
+      'with TRUST_PROXY=%s, counts each client named in X-Forwarded-For apart',
+      async (trust) => {
+        const h = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2', TRUST_PROXY: trust }, undefined, { shareDatabaseOf: shared });
+        try {
+          expect(await twoClients(h)).toEqual([401, 401, 401, 401, 429]);
+          // The client is the address the trusted proxy appended, not what the client wrote before it.
+          expect((await parse(h, '198.51.100.9, 203.0.113.2')).statusCode).toBe(429);
+        } finally {
+          await h.close();
+        }
+      },
+    );
 
-    it.each([['unset'], ['10.0.0.0/8']])('with TRUST_PROXY %s (the peer is no trusted proxy), ignores X-Forwarded-For: it cannot be forged to escape the limit', async (trust) => {
-      const h = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2', ...(trust === 'unset' ? {} : { TRUST_PROXY: trust }) }, undefined, { shareDatabaseOf: shared });
-      try {
-        expect(await twoClients(h)).toEqual([401, 401, 429, 429, 429]);
-      } finally {
-        await h.close();
-      }
-    });
+    it.each([['unset'], ['10.0.0.0/8']])(
+      'with TRUST_PROXY %s (the peer is no trusted proxy), ignores X-Forwarded-For: it cannot be forged to escape the limit',
+      async (trust) => {
+        const h = await createHarness({ RATE_LIMIT_IP_PER_MINUTE: '2', ...(trust === 'unset' ? {} : { TRUST_PROXY: trust }) }, undefined, {
+          shareDatabaseOf: shared,
+        });
+        try {
+          expect(await twoClients(h)).toEqual([401, 401, 429, 429, 429]);
+        } finally {
+          await h.close();
+        }
+      },
+    );
   });
 });

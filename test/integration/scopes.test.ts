@@ -57,12 +57,15 @@ describe('API key scopes through the doors', () => {
   const accountWithKeys = async <K extends string>(keys: Record<K, string[]>) => {
     const account = await h.services.accounts.create({ name: 'Ada', email: EMAIL, credits: 5, membershipDays: 30 });
     const made = {} as Record<K, string>;
-    for (const [name, scopes] of Object.entries(keys) as [K, string[]][]) made[name] = (await h.services.apiKeys.create(account.id, name, scopes)).key;
+    for (const [name, scopes] of Object.entries(keys) as [K, string[]][])
+      made[name] = (await h.services.apiKeys.create(account.id, name, scopes)).key;
     return { accountId: account.id, keys: made };
   };
 
-  const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 20_000) => waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;
-  const jobStatus = async (id: string, readKey: string) => (await h.gql(`query($id: ID!) { job(id: $id) { status } }`, { id }, readKey)).data.job.status as string;
+  const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 20_000) =>
+    waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;
+  const jobStatus = async (id: string, readKey: string) =>
+    (await h.gql(`query($id: ID!) { job(id: $id) { status } }`, { id }, readKey)).data.job.status as string;
 
   const START = `mutation($i: TranscribeInput!, $k: String) {
     startTranscription(input: $i, idempotencyKey: $k) {
@@ -81,7 +84,13 @@ describe('API key scopes through the doors', () => {
     });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body.data.startTranscription).toEqual({ id: expect.any(String), status: expect.stringMatching(/^(QUEUED|RUNNING)$/), creditsHeld: 1, account: null, webhook: null });
+    expect(body.data.startTranscription).toEqual({
+      id: expect.any(String),
+      status: expect.stringMatching(/^(QUEUED|RUNNING)$/),
+      creditsHeld: 1,
+      account: null,
+      webhook: null,
+    });
     expect(body.errors.map((e: any) => [e.path.join('.'), e.extensions.code]).sort()).toEqual([
       ['startTranscription.account', 'FORBIDDEN'],
       ['startTranscription.webhook', 'FORBIDDEN'],
@@ -93,7 +102,12 @@ describe('API key scopes through the doors', () => {
     const id = body.data.startTranscription.id;
 
     // Once the job ended and its webhook was delivered, a replay (same idempotency key) shows the same job, still without them.
-    await until('the delivery', async () => (await h.gql(`query($id: ID!) { job(id: $id) { webhook { attempts { statusCode } } } }`, { id }, keys.read)).data.job.webhook.attempts[0]);
+    await until(
+      'the delivery',
+      async () =>
+        (await h.gql(`query($id: ID!) { job(id: $id) { webhook { attempts { statusCode } } } }`, { id }, keys.read)).data.job.webhook
+          .attempts[0],
+    );
     const replay = await h.gql(START, { i: input, k: 'scopes-1' }, keys.transcribe);
     expect(replay.data.startTranscription).toMatchObject({ id, status: 'SUCCEEDED', account: null, webhook: null });
     expect(replay.errors?.map((e) => e.extensions.code)).toEqual(['FORBIDDEN', 'FORBIDDEN']);
@@ -107,28 +121,46 @@ describe('API key scopes through the doors', () => {
     expect(refused.json().error).toMatchObject({ code: 'FORBIDDEN', message: 'This API key lacks the "read" scope.' });
     const polled = await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${keys.read}` } });
     expect(polled.statusCode).toBe(200);
-    expect(polled.json().webhook).toEqual({ url: input.webhookUrl, attempts: [expect.objectContaining({ attempt: 1, statusCode: 204, eventType: 'job.succeeded' })] });
+    expect(polled.json().webhook).toEqual({
+      url: input.webhookUrl,
+      attempts: [expect.objectContaining({ attempt: 1, statusCode: 204, eventType: 'job.succeeded' })],
+    });
     // With read, GraphQL shows the account and the webhook of the same job.
-    const read = await h.gql(`query($id: ID!) { job(id: $id) { account { email credits { held } } webhook { attempts { statusCode } } } }`, { id }, keys.read);
+    const read = await h.gql(
+      `query($id: ID!) { job(id: $id) { account { email credits { held } } webhook { attempts { statusCode } } } }`,
+      { id },
+      keys.read,
+    );
     expect(read.errors).toBeUndefined();
     expect(read.data.job).toEqual({ account: { email: EMAIL, credits: { held: 0 } }, webhook: { attempts: [{ statusCode: 204 }] } });
   });
 
   it('a key with every scope (the default) sees the account and the webhook of the job it starts', async () => {
     const { accountId, keys } = await accountWithKeys({ all: [] });
-    const started = await h.gql(START, { i: { mediaUrl: endless('/endless-all.mp3'), webhookUrl: `${receiverOrigin}/hook-all` } }, keys.all);
+    const started = await h.gql(
+      START,
+      { i: { mediaUrl: endless('/endless-all.mp3'), webhookUrl: `${receiverOrigin}/hook-all` } },
+      keys.all,
+    );
     expect(started.errors).toBeUndefined();
     expect(started.data.startTranscription).toMatchObject({
       account: { id: accountId, email: EMAIL, membership: { active: true }, credits: { available: 4, held: 1 } },
       webhook: { url: `${receiverOrigin}/hook-all`, attempts: [] },
     });
-    expect((await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id: started.data.startTranscription.id }, keys.all)).data.cancelJob.status).toBe('CANCELED');
+    expect(
+      (await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id: started.data.startTranscription.id }, keys.all)).data
+        .cancelJob.status,
+    ).toBe('CANCELED');
   });
 
   it('cancelJob needs the transcribe scope: a read-only key is FORBIDDEN and the job runs on, its hold still held; a transcribe key cancels and releases it', async () => {
     const { accountId, keys } = await accountWithKeys({ transcribe: ['transcribe'], read: ['read'] });
     const media = endless('/endless-cancel.mp3');
-    const started = await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: media } }, keys.transcribe);
+    const started = await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+      { i: { mediaUrl: media } },
+      keys.transcribe,
+    );
     const id = started.data.startTranscription.id;
     await until('the job to run', async () => (await jobStatus(id, keys.read)) === 'RUNNING' && downloading.get('/endless-cancel.mp3'));
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
@@ -136,13 +168,23 @@ describe('API key scopes through the doors', () => {
     const refused = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { id status } }`, { id }, keys.read);
     expect(refused.status).toBe(200);
     expect(refused.data).toBeNull();
-    expect(refused.errors).toEqual([expect.objectContaining({ path: ['cancelJob'], message: 'This API key lacks the "transcribe" scope.', extensions: { code: 'FORBIDDEN' } })]);
+    expect(refused.errors).toEqual([
+      expect.objectContaining({
+        path: ['cancelJob'],
+        message: 'This API key lacks the "transcribe" scope.',
+        extensions: { code: 'FORBIDDEN' },
+      }),
+    ]);
     expect(await jobStatus(id, keys.read)).toBe('RUNNING');
     expect(downloading.get('/endless-cancel.mp3')).toBe(true);
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 4, held: 1 });
 
-    const canceled = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, keys.transcribe);
+    const canceled = await h.gql(
+      `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`,
+      { id },
+      keys.transcribe,
+    );
     expect(canceled.errors).toBeUndefined();
     expect(canceled.data.cancelJob).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, error: { code: 'CANCELED' } });
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
@@ -167,12 +209,23 @@ describe('API key scopes through the doors', () => {
     const account = await h.services.accounts.create({ name: 'Ada', email: EMAIL, credits: 5, membershipDays: 30 });
     const link = await h.services.sessions.createLoginLink(account.id);
     const token = /#login=([A-Za-z0-9_-]+)$/.exec(link.url)![1];
-    const session = await h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
-    const headers = { 'content-type': 'application/json', cookie: session.headers['set-cookie'].split(';')[0], 'x-csrf-token': session.json().csrfToken };
-    const gql = async (query: string, variables: Record<string, unknown>) => (await h.request('POST', '/graphql', { headers, body: JSON.stringify({ query, variables }) })).json();
+    const session = await h.request('POST', '/account/api/session', {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token }),
+    });
+    const headers = {
+      'content-type': 'application/json',
+      cookie: session.headers['set-cookie'].split(';')[0],
+      'x-csrf-token': session.json().csrfToken,
+    };
+    const gql = async (query: string, variables: Record<string, unknown>) =>
+      (await h.request('POST', '/graphql', { headers, body: JSON.stringify({ query, variables }) })).json();
     const started = await gql(START, { i: { mediaUrl: endless('/endless-session.mp3'), webhookUrl: `${receiverOrigin}/hook-session` } });
     expect(started.errors).toBeUndefined();
-    expect(started.data.startTranscription).toMatchObject({ account: { email: EMAIL, credits: { held: 1 } }, webhook: { url: `${receiverOrigin}/hook-session` } });
+    expect(started.data.startTranscription).toMatchObject({
+      account: { email: EMAIL, credits: { held: 1 } },
+      webhook: { url: `${receiverOrigin}/hook-session` },
+    });
     const canceled = await gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id: started.data.startTranscription.id });
     expect(canceled).toEqual({ data: { cancelJob: { status: 'CANCELED' } } });
     expect(await h.balance(account.id)).toEqual({ available: 5, held: 0 });

@@ -21,7 +21,12 @@ describe('secrets', () => {
     site.file('/a.mp3', makeMedia({ seconds: 2 }), 'audio/mpeg');
     const openai = await startFakeOpenAi({ apiKey: 'sk-the-right-one' });
     const h = await createHarness(
-      { FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl, OPENAI_API_KEY: 'sk-provider-secret-1234' },
+      {
+        FETCH_ALLOW_HOSTS: site.hostPort,
+        TRANSCRIBE_PROVIDERS: 'openai',
+        OPENAI_BASE_URL: openai.baseUrl,
+        OPENAI_API_KEY: 'sk-provider-secret-1234',
+      },
       logger,
     );
     try {

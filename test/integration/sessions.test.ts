@@ -23,10 +23,13 @@ describe('account area sessions (login links)', () => {
   let site: FakeSite;
   beforeAll(async () => {
     site = await startFakeSite();
-    site.page('/v', `<html><head>
+    site.page(
+      '/v',
+      `<html><head>
       <meta property="og:video" content="https://cdn.example/v-1080.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="1080">
       <meta property="og:video" content="https://cdn.example/v-720.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="720">
-    </head></html>`);
+    </head></html>`,
+    );
     h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort });
   });
   afterAll(async () => {
@@ -35,10 +38,17 @@ describe('account area sessions (login links)', () => {
   });
 
   const exchange = (token: unknown, headers: Record<string, string> = {}) =>
-    h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ token }) });
+    h.request('POST', '/account/api/session', {
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ token }),
+    });
 
   const signIn = async (opts: { member?: boolean; credits?: number } = {}) => {
-    const account = await h.services.accounts.create({ name: 'Ada', credits: opts.credits ?? 5, membershipDays: opts.member ? 30 : undefined });
+    const account = await h.services.accounts.create({
+      name: 'Ada',
+      credits: opts.credits ?? 5,
+      membershipDays: opts.member ? 30 : undefined,
+    });
     const link = await h.services.sessions.createLoginLink(account.id);
     const res = await exchange(tokenOf(link.url));
     expect(res.statusCode).toBe(200);
@@ -56,7 +66,11 @@ describe('account area sessions (login links)', () => {
     expect(link.expiresAt.getTime()).toBeLessThan(before + 11 * 60_000);
 
     const body = res.json();
-    expect(body).toEqual({ csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(String), account: { id: accountId, name: 'Ada' } });
+    expect(body).toEqual({
+      csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      expiresAt: expect.any(String),
+      account: { id: accountId, name: 'Ada' },
+    });
     expect(Math.abs(new Date(body.expiresAt).getTime() - (Date.now() + 8 * 3600_000))).toBeLessThan(60_000);
     expect(res.headers['cache-control']).toBe('no-store');
 
@@ -95,7 +109,11 @@ describe('account area sessions (login links)', () => {
   it('refuses a mutation without the CSRF token (403, nothing created) and runs it with the token', async () => {
     const { accountId, cookie, csrf } = await signIn();
     const mutation = 'mutation { createApiKey(name: "from the page") { key apiKey { id name } } }';
-    const attempts: Record<string, string>[] = [{ cookie }, { cookie, 'x-csrf-token': 'wrong' }, { cookie, 'x-csrf-token': csrf.slice(0, -1) + (csrf.endsWith('A') ? 'B' : 'A') }];
+    const attempts: Record<string, string>[] = [
+      { cookie },
+      { cookie, 'x-csrf-token': 'wrong' },
+      { cookie, 'x-csrf-token': csrf.slice(0, -1) + (csrf.endsWith('A') ? 'B' : 'A') },
+    ];
     for (const headers of attempts) {
       const refused = await gqlWith(mutation, headers);
       expect(refused.statusCode).toBe(403);
@@ -123,7 +141,11 @@ describe('account area sessions (login links)', () => {
 
     const free = await parse({ url: `${site.origin}/v` }, { cookie, 'x-csrf-token': csrf });
     expect(free.statusCode).toBe(200);
-    expect(free.json()).toMatchObject({ quality: '720', media: { url: 'https://cdn.example/v-720.mp4' }, credits: { charged: 1, balance: 2 } });
+    expect(free.json()).toMatchObject({
+      quality: '720',
+      media: { url: 'https://cdn.example/v-720.mp4' },
+      credits: { charged: 1, balance: 2 },
+    });
     const hd = await parse({ url: `${site.origin}/v`, quality: '1080' }, { cookie, 'x-csrf-token': csrf });
     expect(hd.statusCode).toBe(403);
     expect(hd.json().error.code).toBe('MEMBERSHIP_REQUIRED');
@@ -190,7 +212,12 @@ describe('account area sessions (login links)', () => {
       }
     }
     const codes = async (connectionParams: Record<string, string>) => {
-      const client = createClient({ url: h.url.replace('http', 'ws') + '/graphql', webSocketImpl: BrowserSocket, connectionParams, retryAttempts: 0 });
+      const client = createClient({
+        url: h.url.replace('http', 'ws') + '/graphql',
+        webSocketImpl: BrowserSocket,
+        connectionParams,
+        retryAttempts: 0,
+      });
       try {
         return await new Promise<unknown>((resolve) => {
           client.subscribe(
@@ -198,7 +225,12 @@ describe('account area sessions (login links)', () => {
             {
               next: (msg) => resolve(msg.errors?.map((e) => e.extensions?.code)),
               // An error list, or the socket's close event when connection_init was refused.
-              error: (e) => resolve(Array.isArray(e) ? e.map((x) => x.extensions?.code) : { closed: (e as CloseEvent).code, reason: (e as CloseEvent).reason }),
+              error: (e) =>
+                resolve(
+                  Array.isArray(e)
+                    ? e.map((x) => x.extensions?.code)
+                    : { closed: (e as CloseEvent).code, reason: (e as CloseEvent).reason },
+                ),
               complete: () => resolve('completed'),
             },
           );
@@ -216,7 +248,10 @@ describe('account area sessions (login links)', () => {
   it('refuses an expired link', async () => {
     const account = await h.services.accounts.create({ name: 'Late' });
     const link = await h.services.sessions.createLoginLink(account.id);
-    await h.sql(`update login_link set created_at = now() - interval '20 minutes', expires_at = now() - interval '1 second' where account_id = ?`, [account.id]);
+    await h.sql(
+      `update login_link set created_at = now() - interval '20 minutes', expires_at = now() - interval '1 second' where account_id = ?`,
+      [account.id],
+    );
     const res = await exchange(tokenOf(link.url));
     expect(res.statusCode).toBe(401);
     expect(res.json().error.code).toBe('UNAUTHENTICATED');
@@ -248,7 +283,10 @@ describe('account area sessions (login links)', () => {
       expect(post.statusCode).toBe(401);
       expect(post.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
     }
-    const rest = await h.request('POST', '/api/parse', { headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf }, body: JSON.stringify({ url: `${site.origin}/v` }) });
+    const rest = await h.request('POST', '/api/parse', {
+      headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
+      body: JSON.stringify({ url: `${site.origin}/v` }),
+    });
     expect(rest.statusCode).toBe(401);
     // Logging out again is harmless.
     expect((await h.request('POST', '/account/api/logout', { headers: { cookie } })).statusCode).toBe(204);
@@ -281,7 +319,10 @@ describe('account area sessions (login links)', () => {
     expect(me.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
     const made = await gqlWith('mutation { createApiKey(name: "planted") { key } }', { cookie: planted, 'x-csrf-token': csrf });
     expect(made.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
-    const parse = await h.request('POST', '/api/parse', { headers: { 'content-type': 'application/json', cookie: planted, 'x-csrf-token': csrf }, body: JSON.stringify({ url: `${site.origin}/v` }) });
+    const parse = await h.request('POST', '/api/parse', {
+      headers: { 'content-type': 'application/json', cookie: planted, 'x-csrf-token': csrf },
+      body: JSON.stringify({ url: `${site.origin}/v` }),
+    });
     expect(parse.statusCode).toBe(401);
     expect(await h.services.apiKeys.list(accountId)).toHaveLength(0);
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
@@ -293,7 +334,11 @@ describe('account area sessions (login links)', () => {
     const link = await h.services.sessions.createLoginLink(bea.id);
     const token = tokenOf(link.url);
     const liveSessions = async (accountId: string) =>
-      (await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [accountId]))[0].n;
+      (
+        await h.sql<{ n: number }>(`select count(*)::int as n from account_session where account_id = ? and revoked_at is null`, [
+          accountId,
+        ])
+      )[0].n;
 
     // Without the current session's CSRF token (another site cannot read it): refused, nothing spent or ended.
     for (const headers of [{ cookie: ada.cookie }, { cookie: ada.cookie, 'x-csrf-token': 'A'.repeat(43) }] as Record<string, string>[]) {
@@ -332,7 +377,8 @@ describe('account area sessions (login links)', () => {
   it('tells which account a link would sign in, and the browser’s own session, without spending the link', async () => {
     const bea = await h.services.accounts.create({ name: 'Bea' });
     const link = await h.services.sessions.createLoginLink(bea.id);
-    const peek = (body: string, headers: Record<string, string> = {}) => h.request('POST', '/account/api/login-link', { headers: { 'content-type': 'application/json', ...headers }, body });
+    const peek = (body: string, headers: Record<string, string> = {}) =>
+      h.request('POST', '/account/api/login-link', { headers: { 'content-type': 'application/json', ...headers }, body });
     const seen = await peek(JSON.stringify({ token: tokenOf(link.url) }));
     expect(seen.statusCode).toBe(200);
     expect(seen.json()).toEqual({ account: { id: bea.id, name: 'Bea' }, expiresAt: link.expiresAt.toISOString(), session: null });
@@ -341,7 +387,10 @@ describe('account area sessions (login links)', () => {
     // Signed in as Ada: her session, as GET /account/api/session shows it (the page asks before switching).
     const ada = await signIn();
     const asAda = await peek(JSON.stringify({ token: tokenOf(link.url) }), { cookie: ada.cookie });
-    expect(asAda.json()).toEqual({ ...seen.json(), session: (await h.request('GET', '/account/api/session', { headers: { cookie: ada.cookie } })).json() });
+    expect(asAda.json()).toEqual({
+      ...seen.json(),
+      session: (await h.request('GET', '/account/api/session', { headers: { cookie: ada.cookie } })).json(),
+    });
     expect(asAda.json().session.account.name).toBe('Ada');
     expect((await exchange(tokenOf(link.url))).statusCode).toBe(200);
     // Spent, unknown and malformed: the exchange's 401; no token: 400.
@@ -370,7 +419,10 @@ describe('account area sessions: settings', () => {
       const account = await h.services.accounts.create({ name: 'Brief' });
       const link = await h.services.sessions.createLoginLink(account.id);
       expect(link.url).toMatch(/^https:\/\/gate\.example\.com\/base\/account\/#login=/);
-      const res = await h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: tokenOf(link.url) }) });
+      const res = await h.request('POST', '/account/api/session', {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: tokenOf(link.url) }),
+      });
       expect(res.statusCode).toBe(200);
       expect(res.headers['set-cookie']).toMatch(/; Secure/);
       expect(res.headers['set-cookie']).toMatch(/; Max-Age=1(;|$)/);
@@ -380,16 +432,27 @@ describe('account area sessions: settings', () => {
       const late = await h.services.sessions.createLoginLink(account.id);
       // What the rows promise: the session lasts 1.08 s, each link 0.6 s.
       const lasts = async (table: string) =>
-        (await h.sql<{ ms: string }>(`select extract(epoch from expires_at - created_at) * 1000 as ms from ${table} where account_id = ? order by created_at`, [account.id])).map((r) => Number(r.ms));
+        (
+          await h.sql<{ ms: string }>(
+            `select extract(epoch from expires_at - created_at) * 1000 as ms from ${table} where account_id = ? order by created_at`,
+            [account.id],
+          )
+        ).map((r) => Number(r.ms));
       expect(await lasts('account_session')).toEqual([1080]);
       expect(await lasts('login_link')).toEqual([600, 600]);
       // 1.3 s pass for this account's rows (the database's now() decides expiry), not for the test.
       for (const table of ['account_session', 'login_link']) {
-        await h.sql(`update ${table} set created_at = created_at - interval '1.3 seconds', expires_at = expires_at - interval '1.3 seconds' where account_id = ?`, [account.id]);
+        await h.sql(
+          `update ${table} set created_at = created_at - interval '1.3 seconds', expires_at = expires_at - interval '1.3 seconds' where account_id = ?`,
+          [account.id],
+        );
       }
       // The session ran out (1.08 s), and so did the link (0.6 s).
       expect((await h.request('GET', '/account/api/session', { headers: { cookie } })).statusCode).toBe(204);
-      const spent = await h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: tokenOf(late.url) }) });
+      const spent = await h.request('POST', '/account/api/session', {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: tokenOf(late.url) }),
+      });
       expect(spent.statusCode).toBe(401);
     } finally {
       await h.close();
@@ -403,11 +466,20 @@ describe('account area sessions: settings', () => {
     try {
       const account = await h.services.accounts.create({ name: 'Plain' });
       const link = await h.services.sessions.createLoginLink(account.id);
-      const res = await h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: tokenOf(link.url) }) });
+      const res = await h.request('POST', '/account/api/session', {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: tokenOf(link.url) }),
+      });
       expect(res.statusCode).toBe(200);
       const cookie = parseSetCookie(res.headers['set-cookie']);
-      const status = async (name: string) => (await h.request('GET', '/account/api/session', { headers: { cookie: `${name}=${cookie.value}` } })).statusCode;
-      return { cookie, warnings: lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40), asHost: await status('__Host-mg_session'), asPlain: await status('mg_session') };
+      const status = async (name: string) =>
+        (await h.request('GET', '/account/api/session', { headers: { cookie: `${name}=${cookie.value}` } })).statusCode;
+      return {
+        cookie,
+        warnings: lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40),
+        asHost: await status('__Host-mg_session'),
+        asPlain: await status('mg_session'),
+      };
     } finally {
       await h.close();
     }
@@ -418,25 +490,44 @@ describe('account area sessions: settings', () => {
     expect(cookie).toMatchObject({ name: 'mg_session', attributes: { path: '/', httponly: true, samesite: 'Strict' } });
     expect(cookie.attributes.secure).toBeUndefined();
     expect({ asPlain, asHost }).toEqual({ asPlain: 200, asHost: 204 });
-    expect(warnings).toEqual([expect.objectContaining({ cookie: 'mg_session', msg: expect.stringMatching(/^PUBLIC_URL is plain http on gate\.lan: outside production/) })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        cookie: 'mg_session',
+        msg: expect.stringMatching(/^PUBLIC_URL is plain http on gate\.lan: outside production/),
+      }),
+    ]);
   });
 
   it('in production the cookie is __Host-mg_session and Secure whatever PUBLIC_URL says, with a warning for plain http', async () => {
     const production = await signedInWith({ NODE_ENV: 'production', PUBLIC_URL: 'http://gate.lan:4000' });
     expect(production.cookie).toMatchObject({ name: '__Host-mg_session', attributes: { path: '/', secure: true, httponly: true } });
     expect({ asPlain: production.asPlain, asHost: production.asHost }).toEqual({ asPlain: 204, asHost: 200 });
-    expect(production.warnings).toEqual([expect.objectContaining({ msg: expect.stringMatching(/browsers keep the session cookie \(__Host-mg_session, Secure\) only over https/) })]);
+    expect(production.warnings).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(/browsers keep the session cookie \(__Host-mg_session, Secure\) only over https/),
+      }),
+    ]);
   });
 
-  it.each(['http://app.localhost:4000', 'https://gate.lan'])('with PUBLIC_URL %s the cookie is __Host-mg_session and Secure, without a warning', async (url) => {
-    const { cookie, warnings } = await signedInWith({ PUBLIC_URL: url });
-    expect({ name: cookie.name, secure: cookie.attributes.secure, warnings }).toEqual({ name: '__Host-mg_session', secure: true, warnings: [] });
-  });
+  it.each(['http://app.localhost:4000', 'https://gate.lan'])(
+    'with PUBLIC_URL %s the cookie is __Host-mg_session and Secure, without a warning',
+    async (url) => {
+      const { cookie, warnings } = await signedInWith({ PUBLIC_URL: url });
+      expect({ name: cookie.name, secure: cookie.attributes.secure, warnings }).toEqual({
+        name: '__Host-mg_session',
+        secure: true,
+        warnings: [],
+      });
+    },
+  );
 
   it('serves the OIDC client to the page only when OIDC_CLIENT_ID is set', async () => {
     const h = await createHarness({ OIDC_ISSUER: 'https://id.example.com', OIDC_AUDIENCE: 'mediagate', OIDC_CLIENT_ID: 'account-page' });
     try {
-      expect((await h.request('GET', '/account/config.json')).json()).toEqual({ oidc: { issuer: 'https://id.example.com', clientId: 'account-page' }, loginLinks: true });
+      expect((await h.request('GET', '/account/config.json')).json()).toEqual({
+        oidc: { issuer: 'https://id.example.com', clientId: 'account-page' },
+        loginLinks: true,
+      });
     } finally {
       await h.close();
     }
@@ -483,7 +574,9 @@ describe('mediagate account login-link', () => {
     expect(text).toMatch(/https:\/\/gate\.example\.com\/account\/#login=[A-Za-z0-9_-]{43}/);
     expect(text).toMatch(/expiresAt: \d{4}-\d\d-\d\dT/);
 
-    await expect(run(NODE, [CLI, '--json', 'account', 'login-link', '00000000-0000-0000-0000-000000000000'], { env: env() })).rejects.toMatchObject({
+    await expect(
+      run(NODE, [CLI, '--json', 'account', 'login-link', '00000000-0000-0000-0000-000000000000'], { env: env() }),
+    ).rejects.toMatchObject({
       code: 1,
       stdout: expect.stringContaining('"NOT_FOUND"'),
     });

@@ -85,7 +85,11 @@ interface Answer {
 }
 
 /** One request through `agent`, so the connection outlives it when the agent keeps it alive. */
-function request(agent: http.Agent | undefined, url: string, opts: { method?: string; headers?: Record<string, string>; body?: string; onSocket?: (s: import('node:net').Socket) => void } = {}): Promise<Answer> {
+function request(
+  agent: http.Agent | undefined,
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string; onSocket?: (s: import('node:net').Socket) => void } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { agent, method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
       let body = '';
@@ -99,7 +103,8 @@ function request(agent: http.Agent | undefined, url: string, opts: { method?: st
   });
 }
 
-const until = (what: string, check: () => Promise<boolean> | boolean, ms = 20_000) => waitFor(check, { describe: what, timeout: ms, interval: 100 });
+const until = (what: string, check: () => Promise<boolean> | boolean, ms = 20_000) =>
+  waitFor(check, { describe: what, timeout: ms, interval: 100 });
 
 /** Stop times measured here, printed at the end (the report of issue 8 quotes them). */
 const measured: string[] = [];
@@ -120,7 +125,11 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
     site = await startFakeSite();
     site.file('/m.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
     site.file('/talk.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
-    services = createServices(prepareConfig(loadConfig({ NODE_ENV: 'test', API_KEY_PEPPER: PEPPER, MEDIAGATE_DATA_DIR: dataDir })), db.orm, pino({ level: 'silent' }));
+    services = createServices(
+      prepareConfig(loadConfig({ NODE_ENV: 'test', API_KEY_PEPPER: PEPPER, MEDIAGATE_DATA_DIR: dataDir })),
+      db.orm,
+      pino({ level: 'silent' }),
+    );
   });
   afterEach(() => {
     for (const child of children) child.kill('SIGKILL');
@@ -151,11 +160,17 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
   };
 
   const kind = () => (db.embedded ? 'PGlite served by the test' : 'PostgreSQL');
-  const sql = <T>(query: string, params: unknown[] = []) => db.orm.em.fork().getConnection().execute<T[]>(query, params as never[]);
+  const sql = <T>(query: string, params: unknown[] = []) =>
+    db.orm.em
+      .fork()
+      .getConnection()
+      .execute<T[]>(query, params as never[]);
 
   /** The balance row, and the sums of the ledger that must equal it. */
   const ledger = async (accountId: string) => {
-    const [b] = await sql<{ available: string; held: string }>(`select available, held from credit_balance where account_id = ?`, [accountId]);
+    const [b] = await sql<{ available: string; held: string }>(`select available, held from credit_balance where account_id = ?`, [
+      accountId,
+    ]);
     const [s] = await sql<{ a: string; h: string }>(
       `select coalesce(sum(available_delta), 0) as a, coalesce(sum(held_delta), 0) as h from credit_entry where account_id = ?`,
       [accountId],
@@ -238,7 +253,9 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
     );
     expect(exit.at - answer.at).toBeLessThan(2000);
     expect(await ledger(accountId)).toEqual({ available: 9, held: 0, entriesAvailable: 9, entriesHeld: 0 });
-    const captures = await sql<{ n: string }>(`select count(*) as n from credit_entry where account_id = ? and kind = 'CAPTURE'`, [accountId]);
+    const captures = await sql<{ n: string }>(`select count(*) as n from credit_entry where account_id = ? and kind = 'CAPTURE'`, [
+      accountId,
+    ]);
     expect(Number(captures[0].n)).toBe(1);
     agent.destroy();
     idleAgent.destroy();
@@ -248,8 +265,15 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
     const { accountId, key } = await account(10);
     // The first upload never gets its answer in time; the next ones are answered at once.
     let uploads = 0;
-    const openai = await startFakeOpenAi({ respond: () => (uploads++ === 0 ? { status: 200, body: verboseJsonFixture, delayMs: 60_000 } : undefined) });
-    const providerEnv = env({ SHUTDOWN_GRACE_SECONDS: '1', TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl, OPENAI_API_KEY: 'sk-test' });
+    const openai = await startFakeOpenAi({
+      respond: () => (uploads++ === 0 ? { status: 200, body: verboseJsonFixture, delayMs: 60_000 } : undefined),
+    });
+    const providerEnv = env({
+      SHUTDOWN_GRACE_SECONDS: '1',
+      TRANSCRIBE_PROVIDERS: 'openai',
+      OPENAI_BASE_URL: openai.baseUrl,
+      OPENAI_API_KEY: 'sk-test',
+    });
     try {
       const server = await start('serve', providerEnv);
       const queued = await request(undefined, `${server.url}/api/transcribe`, {
@@ -268,7 +292,10 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
       expect(server.output()).toContain('grace period over');
 
       // Left for another worker: QUEUED again, its hold (the 20 s file's one minute) still held, nothing charged or released.
-      const [job] = await sql<{ status: string; hold_amount: string; credits_charged: string }>(`select status, hold_amount, credits_charged from job where id = ?`, [jobId]);
+      const [job] = await sql<{ status: string; hold_amount: string; credits_charged: string }>(
+        `select status, hold_amount, credits_charged from job where id = ?`,
+        [jobId],
+      );
       expect(job).toMatchObject({ status: 'QUEUED', credits_charged: '0' });
       const hold = Number(job.hold_amount);
       expect(hold).toBe(1);
@@ -279,10 +306,15 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
         const [row] = await sql<{ status: string }>(`select status from job where id = ?`, [jobId]);
         return row.status !== 'QUEUED' && row.status !== 'RUNNING';
       });
-      const [done] = await sql<{ status: string; credits_charged: string }>(`select status, credits_charged from job where id = ?`, [jobId]);
+      const [done] = await sql<{ status: string; credits_charged: string }>(`select status, credits_charged from job where id = ?`, [
+        jobId,
+      ]);
       expect(done).toEqual({ status: 'SUCCEEDED', credits_charged: String(hold) });
       expect(await ledger(accountId)).toEqual({ available: 10 - hold, held: 0, entriesAvailable: 10 - hold, entriesHeld: 0 });
-      const kinds = await sql<{ kind: string; n: string }>(`select kind, count(*) as n from credit_entry where job_id = ? group by kind order by kind`, [jobId]);
+      const kinds = await sql<{ kind: string; n: string }>(
+        `select kind, count(*) as n from credit_entry where job_id = ? group by kind order by kind`,
+        [jobId],
+      );
       expect(kinds.map((k) => [k.kind, Number(k.n)])).toEqual([
         ['CAPTURE', 1],
         ['HOLD', 1],
@@ -317,7 +349,9 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'PROVIDER_UNAVAILABLE', requestId: expect.any(String) } });
     const exit = await server.exit;
     expect(exit).toMatchObject({ code: 0, signal: null });
-    measured.push(`serve, ${kind()}, request stuck past a 1 s grace period: answered 503 ${Math.round(answer.at - sent)} ms, exit ${Math.round(exit.at - sent)} ms after SIGTERM`);
+    measured.push(
+      `serve, ${kind()}, request stuck past a 1 s grace period: answered 503 ${Math.round(answer.at - sent)} ms, exit ${Math.round(exit.at - sent)} ms after SIGTERM`,
+    );
     const [job] = await sql<{ status: string; error_code: string }>(`select status, error_code from job where account_id = ?`, [accountId]);
     expect(job).toEqual({ status: 'FAILED', error_code: 'PROVIDER_UNAVAILABLE' });
     expect(await ledger(accountId)).toEqual({ available: 10, held: 0, entriesAvailable: 10, entriesHeld: 0 });
@@ -348,7 +382,10 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
   it('on the embedded database: operator commands work through the running server, it exits 0 at once, and what it wrote is on disk', async () => {
     const embeddedDir = mkdtempSync(join(tmpdir(), 'mediagate-shutdown-embedded-'));
     const embeddedEnv = env({ DATABASE_URL: '', MEDIAGATE_DATA_DIR: embeddedDir });
-    const cli = async (...args: string[]) => JSON.parse((await run(NODE, [CLI, '--json', ...args], { env: { ...embeddedEnv, LOG_LEVEL: 'silent' } })).stdout.trim().split('\n').at(-1)!);
+    const cli = async (...args: string[]) =>
+      JSON.parse(
+        (await run(NODE, [CLI, '--json', ...args], { env: { ...embeddedEnv, LOG_LEVEL: 'silent' } })).stdout.trim().split('\n').at(-1)!,
+      );
     try {
       const server = await start('serve', embeddedEnv);
       // Through the running server's database socket, with the password from the data directory.

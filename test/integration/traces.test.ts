@@ -51,7 +51,16 @@ async function startCollector() {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const spans = (): ExportedSpan[] =>
     bodies.flatMap((body) =>
-      (JSON.parse(body) as { resourceSpans: { scopeSpans: { scope: { name: string }; spans: (Omit<ExportedSpan, 'scope' | 'attributes'> & { attributes?: { key: string; value: Record<string, unknown> }[] })[] }[] }[] }).resourceSpans.flatMap((rs) =>
+      (
+        JSON.parse(body) as {
+          resourceSpans: {
+            scopeSpans: {
+              scope: { name: string };
+              spans: (Omit<ExportedSpan, 'scope' | 'attributes'> & { attributes?: { key: string; value: Record<string, unknown> }[] })[];
+            }[];
+          }[];
+        }
+      ).resourceSpans.flatMap((rs) =>
         rs.scopeSpans.flatMap((ss) =>
           ss.spans.map((s) => ({
             ...s,
@@ -66,13 +75,18 @@ async function startCollector() {
 
 /** Starts `mediagate serve` and resolves with its address once it logs that it listens. */
 function serve(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(NODE, [CLI, 'serve'], { env: { ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE, [CLI, 'serve'], {
+    env: { ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     child.stderr!.on('data', (d) => (output += d));
     child.stdout!.on('data', (d) => {
       output += d;
-      const url = /"msg":"mediagate is listening"/.test(output) ? /"url":"([^"]+)"[^\n]*"msg":"mediagate is listening"/.exec(output)?.[1] : undefined;
+      const url = /"msg":"mediagate is listening"/.test(output)
+        ? /"url":"([^"]+)"[^\n]*"msg":"mediagate is listening"/.exec(output)?.[1]
+        : undefined;
       if (url) resolve({ child, url, output: () => output });
     });
     child.once('exit', (code) => reject(new Error(`serve exited (${code}) before listening:\n${output}`)));
@@ -99,7 +113,10 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
     site = await startFakeSite();
     // A video of unknown size: the builtin parser probes it (ffprobe through the loopback relay).
     site.file('/m.mp4', makeMedia({ seconds: 1, video: true, ext: 'mp4' }), 'video/mp4');
-    site.page('/watch', `<html><head><title>Clip</title><meta property="og:video" content="${site.origin}/m.mp4?token=${MEDIA_TOKEN}"></head></html>`);
+    site.page(
+      '/watch',
+      `<html><head><title>Clip</title><meta property="og:video" content="${site.origin}/m.mp4?token=${MEDIA_TOKEN}"></head></html>`,
+    );
 
     const clientUrl = new URL(db.clientUrl);
     // PostgreSQL's trust authentication ignores a password; the embedded database's gate checks its
@@ -116,7 +133,8 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
       OPENAI_API_KEY: PROVIDER_KEY,
       DATABASE_URL: clientUrl.toString(),
     };
-    const cli = async (...args: string[]) => JSON.parse((await run(NODE, [CLI, '--json', ...args], { env: { ...env, LOG_LEVEL: 'silent' } })).stdout.trim().split('\n').at(-1)!);
+    const cli = async (...args: string[]) =>
+      JSON.parse((await run(NODE, [CLI, '--json', ...args], { env: { ...env, LOG_LEVEL: 'silent' } })).stdout.trim().split('\n').at(-1)!);
     const account = await cli('account', 'create', '--name', 'Tracy', '--credits', '10', '--membership-days', '30');
     apiKey = (await cli('key', 'create', account.id)).key;
 
@@ -177,17 +195,28 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
     const { root, spans } = traceOf(rest.requestId);
     expect(root).toMatchObject({ name: 'POST /api/parse', attributes: { 'http.route': '/api/parse', 'http.response.status_code': 200 } });
     // Fastify's request span carries the request id too, under the server span.
-    expect(spans).toContainEqual(expect.objectContaining({ scope: '@fastify/otel', parentSpanId: root.spanId, attributes: expect.objectContaining({ 'http.route': '/api/parse', 'mediagate.request_id': rest.requestId }) }));
+    expect(spans).toContainEqual(
+      expect.objectContaining({
+        scope: '@fastify/otel',
+        parentSpanId: root.spanId,
+        attributes: expect.objectContaining({ 'http.route': '/api/parse', 'mediagate.request_id': rest.requestId }),
+      }),
+    );
     // Every span naming this request is in this trace, and no other trace holds its work.
-    for (const s of collector.spans().filter((s) => s.attributes['mediagate.request_id'] === rest.requestId)) expect(s.traceId).toBe(root.traceId);
+    for (const s of collector.spans().filter((s) => s.attributes['mediagate.request_id'] === rest.requestId))
+      expect(s.traceId).toBe(root.traceId);
 
-    const statements = spans.filter((s) => s.scope === '@opentelemetry/instrumentation-pg' && typeof s.attributes['db.query.text'] === 'string').map((s) => s.attributes['db.query.text'] as string);
+    const statements = spans
+      .filter((s) => s.scope === '@opentelemetry/instrumentation-pg' && typeof s.attributes['db.query.text'] === 'string')
+      .map((s) => s.attributes['db.query.text'] as string);
     expect(statements.some((q) => /update credit_balance (c )?set available = (c\.)?available - /.test(q))).toBe(true); // the hold
     expect(statements.some((q) => /from api_key/.test(q))).toBe(true); // the key lookup
     // MikroORM writes values into the statement text: none survives, the shape does.
     for (const q of statements) expect(q).not.toMatch(/'[^']*'/);
 
-    const fetched = spans.filter((s) => s.scope === '@opentelemetry/instrumentation-undici' && s.kind === 3).map((s) => s.attributes['url.full']);
+    const fetched = spans
+      .filter((s) => s.scope === '@opentelemetry/instrumentation-undici' && s.kind === 3)
+      .map((s) => s.attributes['url.full']);
     expect(fetched).toContain(`${site.origin}/watch`);
     // The probe's ranged reads, through the relay ffprobe reads from, belong to the same request.
     expect(fetched).toContain(`${site.origin}/m.mp4?token=REDACTED`);
@@ -197,10 +226,19 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
     const { root, spans } = traceOf(graphql.requestId);
     expect(root.name).toBe('POST /graphql');
     const operations = spans.filter((s) => s.scope === '@opentelemetry/instrumentation-graphql');
-    expect(operations).toContainEqual(expect.objectContaining({ attributes: expect.objectContaining({ 'graphql.operation.type': 'mutation' }) }));
+    expect(operations).toContainEqual(
+      expect.objectContaining({ attributes: expect.objectContaining({ 'graphql.operation.type': 'mutation' }) }),
+    );
     expect(operations.map((s) => s.name)).toEqual(expect.arrayContaining(['graphql.parse', 'graphql.validate']));
-    expect(spans.some((s) => s.scope === '@opentelemetry/instrumentation-pg' && /credit_balance/.test(String(s.attributes['db.query.text'])))).toBe(true);
-    expect(spans.some((s) => s.scope === '@opentelemetry/instrumentation-undici' && String(s.attributes['url.full']).startsWith(`${site.origin}/watch?sig=`))).toBe(true);
+    expect(
+      spans.some((s) => s.scope === '@opentelemetry/instrumentation-pg' && /credit_balance/.test(String(s.attributes['db.query.text']))),
+    ).toBe(true);
+    expect(
+      spans.some(
+        (s) =>
+          s.scope === '@opentelemetry/instrumentation-undici' && String(s.attributes['url.full']).startsWith(`${site.origin}/watch?sig=`),
+      ),
+    ).toBe(true);
     // Probes are not traced.
     expect(collector.spans().some((s) => s.attributes['url.path'] === '/healthz')).toBe(false);
   });
@@ -208,13 +246,16 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
   it('keeps the operation span when a document is sent again (with tracing on, documents are not compiled)', () => {
     const { spans } = traceOf(repeatedRequestId);
     const operations = spans.filter((s) => s.scope === '@opentelemetry/instrumentation-graphql');
-    expect(operations).toContainEqual(expect.objectContaining({ attributes: expect.objectContaining({ 'graphql.operation.type': 'mutation' }) }));
+    expect(operations).toContainEqual(
+      expect.objectContaining({ attributes: expect.objectContaining({ 'graphql.operation.type': 'mutation' }) }),
+    );
   });
 
   it('carries no secret in any attribute: no key, no pepper, no provider key, no password, no query value', () => {
     const exported = collector.bodies.join('\n');
     const secretPart = apiKey.split('_').at(-1)!;
-    for (const secret of [apiKey, secretPart, PEPPER, PROVIDER_KEY, dbPassword, MEDIA_TOKEN, INLINE_TOKEN]) expect(exported).not.toContain(secret);
+    for (const secret of [apiKey, secretPart, PEPPER, PROVIDER_KEY, dbPassword, MEDIA_TOKEN, INLINE_TOKEN])
+      expect(exported).not.toContain(secret);
     expect(exported).not.toMatch(/Bearer|authorization/i);
     // The service is named as configured.
     expect(exported).toContain('mediagate-traces-test');

@@ -25,7 +25,11 @@ function readSrt(srt: string) {
 }
 
 /** Subtitles re-time the transcript into readable cues: the same words in order, in cues that keep the rules. */
-function expectReadableCues(cues: { start: number; end: number; text: string }[], segments: { text: string; start: number; end: number }[], sameWords = true) {
+function expectReadableCues(
+  cues: { start: number; end: number; text: string }[],
+  segments: { text: string; start: number; end: number }[],
+  sameWords = true,
+) {
   const words = (t: string) => t.split(/\s+/).filter(Boolean);
   if (sameWords) expect(cues.flatMap((c) => words(c.text))).toEqual(segments.flatMap((s) => words(s.text)));
   expect(cues.length).toBeLessThanOrEqual(segments.length);
@@ -69,10 +73,23 @@ describe('transcribe', () => {
     const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, language: 'en' }, key);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ status: 'SUCCEEDED', mediaUrl: `${site.origin}/talk.mp3`, language: 'en', provider: 'openai', credits: { charged: 2, balance: 8 } });
+    expect(body).toMatchObject({
+      status: 'SUCCEEDED',
+      mediaUrl: `${site.origin}/talk.mp3`,
+      language: 'en',
+      provider: 'openai',
+      credits: { charged: 2, balance: 8 },
+    });
     expect(body.text.length).toBeGreaterThan(0);
     expect(body.segments.length).toBeGreaterThan(0);
-    expect(body.segments[0]).toEqual({ index: 1, start: expect.any(Number), end: expect.any(Number), text: expect.any(String), speaker: null, words: expect.any(Array) });
+    expect(body.segments[0]).toEqual({
+      index: 1,
+      start: expect.any(Number),
+      end: expect.any(Number),
+      text: expect.any(String),
+      speaker: null,
+      words: expect.any(Array),
+    });
     expect(body.segments[0].words[0]).toEqual({ start: body.segments[0].start, end: expect.any(Number), text: 'Welcome' });
     expect(body.durationSeconds).toBeGreaterThan(74);
     const sent = openai.requests.at(-1)!;
@@ -98,7 +115,13 @@ describe('transcribe', () => {
     const query = `query($id: ID!) { transcription(jobId: $id) { id status provider text credits { charged balance } srt vtt } }`;
     const viaGraphql = await h.gql(query, { id: done.id }, key);
     expect(viaGraphql.errors).toBeUndefined();
-    expect(viaGraphql.data.transcription).toMatchObject({ id: done.id, status: 'SUCCEEDED', provider: done.provider, text: done.text, credits: done.credits });
+    expect(viaGraphql.data.transcription).toMatchObject({
+      id: done.id,
+      status: 'SUCCEEDED',
+      provider: done.provider,
+      text: done.text,
+      credits: done.credits,
+    });
     const srt = await h.request('GET', `/api/transcriptions/${done.id}.srt`, { headers: { authorization: `Bearer ${key}` } });
     const vtt = await h.request('GET', `/api/transcriptions/${done.id}.vtt`, { headers: { authorization: `Bearer ${key}` } });
     expect(viaGraphql.data.transcription.srt).toBe(srt.body);
@@ -131,9 +154,13 @@ describe('transcribe', () => {
     const vtt = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, { accept: 'text/vtt' });
     expect(vtt.body.startsWith('WEBVTT')).toBe(true);
     // q-values weigh: JSON refused outright, SRT preferred over a less wanted WebVTT.
-    const notJson = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, { accept: 'application/json;q=0, text/vtt' });
+    const notJson = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, {
+      accept: 'application/json;q=0, text/vtt',
+    });
     expect(notJson.headers['content-type']).toMatch(/^text\/vtt/);
-    const weighed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, { accept: 'text/vtt;q=0.5, application/x-subrip' });
+    const weighed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key, {
+      accept: 'text/vtt;q=0.5, application/x-subrip',
+    });
     expect(weighed.body).toBe(bySrtQuery.body);
   });
 
@@ -175,7 +202,16 @@ describe('transcribe', () => {
   it('splits audio longer than one upload, transcribes the pieces and stitches one time line', async () => {
     const chunked = await startFakeOpenAi();
     // 32 kbps mono MP3 is 4 kB a second: 100 kB is about 25 s, so 75 s needs four pieces.
-    const h2 = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: chunked.baseUrl, OPENAI_MAX_UPLOAD_BYTES: '100000' }, undefined, { shareDatabaseOf: h });
+    const h2 = await createHarness(
+      {
+        FETCH_ALLOW_HOSTS: site.hostPort,
+        TRANSCRIBE_PROVIDERS: 'openai',
+        OPENAI_BASE_URL: chunked.baseUrl,
+        OPENAI_MAX_UPLOAD_BYTES: '100000',
+      },
+      undefined,
+      { shareDatabaseOf: h },
+    );
     try {
       const { key } = await h2.account({ credits: 5 });
       const res = await h2.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
@@ -192,7 +228,9 @@ describe('transcribe', () => {
         if (i > 0) expect(s.start).toBeGreaterThanOrEqual(body.segments[i - 1].end - 0.001);
       });
       expect(body.segments.at(-1).end).toBeGreaterThan(70);
-      const srt = readSrt((await h2.request('GET', `/api/transcriptions/${body.id}.srt`, { headers: { authorization: `Bearer ${key}` } })).body);
+      const srt = readSrt(
+        (await h2.request('GET', `/api/transcriptions/${body.id}.srt`, { headers: { authorization: `Bearer ${key}` } })).body,
+      );
       // The fake times its words from each piece's own start, so at hard cuts (a tone has no pauses)
       // its words and segment texts disagree; the cues must still keep every rule.
       expectReadableCues(srt, body.segments, false);
@@ -205,12 +243,16 @@ describe('transcribe', () => {
 
   it('charges nothing and hides the upstream when the transcription server fails', async () => {
     const broken = await startFakeOpenAi({ apiKey: 'sk-other' });
-    const h2 = await createHarness({
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      TRANSCRIBE_PROVIDERS: 'openai',
-      OPENAI_BASE_URL: broken.baseUrl,
-      OPENAI_API_KEY: 'sk-wrong-key-never-shown',
-    }, undefined, { shareDatabaseOf: h });
+    const h2 = await createHarness(
+      {
+        FETCH_ALLOW_HOSTS: site.hostPort,
+        TRANSCRIBE_PROVIDERS: 'openai',
+        OPENAI_BASE_URL: broken.baseUrl,
+        OPENAI_API_KEY: 'sk-wrong-key-never-shown',
+      },
+      undefined,
+      { shareDatabaseOf: h },
+    );
     try {
       const { key, accountId } = await h2.account({ credits: 3 });
       const res = await h2.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp4` }, key);

@@ -17,8 +17,14 @@ describe('URLs that cannot be fetched say why', () => {
 
   beforeAll(async () => {
     site = await startFakeSite();
-    site.route('/p/500', (_req, res) => void res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>upstream-secret-text: database down</h1>'));
-    site.route('/p/gone', (_req, res) => void res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>upstream-secret-text: no such video</h1>'));
+    site.route(
+      '/p/500',
+      (_req, res) => void res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>upstream-secret-text: database down</h1>'),
+    );
+    site.route(
+      '/p/gone',
+      (_req, res) => void res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>upstream-secret-text: no such video</h1>'),
+    );
     site.route('/p/cut', (req) => req.socket.destroy());
     // A port on loopback with nothing listening: allowed below, so the connection is tried and refused.
     const probe = createServer();
@@ -48,11 +54,26 @@ describe('URLs that cannot be fetched say why', () => {
   };
 
   const cases: Array<[string, () => string, string, RegExp]> = [
-    ['a host name that does not resolve', () => 'http://nothing.invalid/watch/1', 'PROVIDER_ERROR', /^Every configured provider failed\. builtin: the page could not be fetched \(its host name could not be resolved\)\.$/],
-    ['a port nothing listens on', () => `http://127.0.0.1:${closedPort}/watch/1`, 'PROVIDER_ERROR', /\(the server refused the connection\)\.$/],
+    [
+      'a host name that does not resolve',
+      () => 'http://nothing.invalid/watch/1',
+      'PROVIDER_ERROR',
+      /^Every configured provider failed\. builtin: the page could not be fetched \(its host name could not be resolved\)\.$/,
+    ],
+    [
+      'a port nothing listens on',
+      () => `http://127.0.0.1:${closedPort}/watch/1`,
+      'PROVIDER_ERROR',
+      /\(the server refused the connection\)\.$/,
+    ],
     ['a server that cuts the connection', () => `${site.origin}/p/cut`, 'PROVIDER_ERROR', /\(the server closed the connection\)\.$/],
     ['a server failing with 500', () => `${site.origin}/p/500`, 'PROVIDER_ERROR', /\(the server answered 500\)\.$/],
-    ['a page that is gone (404)', () => `${site.origin}/p/gone`, 'CONTENT_UNAVAILABLE', /^The media exists but cannot be retrieved .*\. builtin: the page could not be fetched \(the server answered 404\)\.$/],
+    [
+      'a page that is gone (404)',
+      () => `${site.origin}/p/gone`,
+      'CONTENT_UNAVAILABLE',
+      /^The media exists but cannot be retrieved .*\. builtin: the page could not be fetched \(the server answered 404\)\.$/,
+    ],
   ];
 
   it.each(cases)('%s: the code, the reason, nothing charged, on both doors', async (_what, url, code, message) => {
@@ -69,9 +90,15 @@ describe('URLs that cannot be fetched say why', () => {
   it('a transcription whose media host does not resolve: 422 CONTENT_UNAVAILABLE saying so, nothing charged', async () => {
     const rest = await h.rest('/api/transcribe', { mediaUrl: 'http://nothing.invalid/talk.mp3' }, key);
     expect(rest.statusCode).toBe(422);
-    expect(rest.json().error).toMatchObject({ code: 'CONTENT_UNAVAILABLE', message: 'The media could not be downloaded: its host name could not be resolved.' });
+    expect(rest.json().error).toMatchObject({
+      code: 'CONTENT_UNAVAILABLE',
+      message: 'The media could not be downloaded: its host name could not be resolved.',
+    });
     const gql = await h.gql('mutation { transcribe(input: { mediaUrl: "http://nothing.invalid/talk.mp3" }) { id } }', {}, key);
-    expect(gql.errors?.[0]).toMatchObject({ message: 'The media could not be downloaded: its host name could not be resolved.', extensions: { code: 'CONTENT_UNAVAILABLE' } });
+    expect(gql.errors?.[0]).toMatchObject({
+      message: 'The media could not be downloaded: its host name could not be resolved.',
+      extensions: { code: 'CONTENT_UNAVAILABLE' },
+    });
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
   });
 });

@@ -85,7 +85,8 @@ async function gateway(h: Harness, pepper: string, logger: Logger) {
   };
 }
 
-const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 30_000) => waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;
+const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 30_000) =>
+  waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;
 
 /**
  * Webhook signing secrets at rest: each ciphertext is bound to its account (AES-GCM associated
@@ -123,7 +124,8 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
     await openai?.close();
   });
 
-  const stored = async (accountId: string) => (await h.sql<{ s: string }>(`select encode(secret_enc, 'hex') as s from webhook_secret where account_id = ?`, [accountId]))[0]?.s;
+  const stored = async (accountId: string) =>
+    (await h.sql<{ s: string }>(`select encode(secret_enc, 'hex') as s from webhook_secret where account_id = ?`, [accountId]))[0]?.s;
   const read = (key: string) => h.gql(`{ webhookSecret { secret createdAt } }`, {}, key);
 
   it('does not decrypt a secret copied to another account’s row, and keeps that row as it is', async () => {
@@ -131,7 +133,10 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
     const b = await h.account();
     const secretA = (await read(a.key)).data.webhookSecret.secret;
     const secretB = (await read(b.key)).data.webhookSecret.secret;
-    await h.sql(`update webhook_secret set secret_enc = (select secret_enc from webhook_secret where account_id = ?) where account_id = ?`, [a.accountId, b.accountId]);
+    await h.sql(
+      `update webhook_secret set secret_enc = (select secret_enc from webhook_secret where account_id = ?) where account_id = ?`,
+      [a.accountId, b.accountId],
+    );
     const copied = await stored(b.accountId);
 
     const res = await read(b.key);
@@ -157,7 +162,10 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
     const cipher = createCipheriv('aes-256-gcm', cryptKey, iv);
     const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
     const legacy = Buffer.concat([iv, cipher.getAuthTag(), body]);
-    await h.sql(`insert into webhook_secret (account_id, secret_enc, created_at) values (?, ?, '2026-01-02T03:04:05Z')`, [accountId, legacy]);
+    await h.sql(`insert into webhook_secret (account_id, secret_enc, created_at) values (?, ?, '2026-01-02T03:04:05Z')`, [
+      accountId,
+      legacy,
+    ]);
 
     const first = await read(key);
     expect(first.data.webhookSecret).toEqual({ secret, createdAt: '2026-01-02T03:04:05.000Z' });
@@ -197,11 +205,18 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
       );
       jobId = started.data.startTranscription.id;
       const attempts = await until('a failed attempt', async () => {
-        const rows = await h.sql<{ status_code: number | null; error: string }>(`select status_code, error from webhook_attempt where job_id = ? order by id`, [jobId]);
+        const rows = await h.sql<{ status_code: number | null; error: string }>(
+          `select status_code, error from webhook_attempt where job_id = ? order by id`,
+          [jobId],
+        );
         return rows.length > 0 && rows;
       });
       expect(attempts[0]).toEqual({ status_code: null, error: UNREADABLE_SECRET });
-      const onTheJob = await wrong.gql(`query($id: ID!) { job(id: $id) { webhook { attempts { statusCode error } } } }`, { id: jobId }, wrongKey);
+      const onTheJob = await wrong.gql(
+        `query($id: ID!) { job(id: $id) { webhook { attempts { statusCode error } } } }`,
+        { id: jobId },
+        wrongKey,
+      );
       expect(onTheJob.data.job.webhook.attempts[0]).toEqual({ statusCode: null, error: UNREADABLE_SECRET });
     } finally {
       await wrong.close();
@@ -209,7 +224,10 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
     // Nothing was sent, unsigned or otherwise, and the stored secret is the one it was.
     expect(receiver.at(`/pepper-${database}`)).toHaveLength(0);
     expect(await stored(accountId)).toBe(ciphertext);
-    const lines = log.text().split('\n').filter((l) => l.includes(UNDECRYPTABLE_LOG));
+    const lines = log
+      .text()
+      .split('\n')
+      .filter((l) => l.includes(UNDECRYPTABLE_LOG));
     expect(lines.length).toBeGreaterThanOrEqual(2); // the read and the delivery
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ level: 50, accountId, msg: UNDECRYPTABLE_LOG });
     expect(log.text()).not.toContain(secret.slice(6));
@@ -218,7 +236,10 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
     // The operator restarts with the right pepper: the retry goes out, signed with the same secret.
     const right = await gateway(h, TEST_PEPPER, pino({ level: 'silent' }));
     try {
-      const [delivery] = await until('the delivery', async () => receiver.at(`/pepper-${database}`).length > 0 && receiver.at(`/pepper-${database}`));
+      const [delivery] = await until(
+        'the delivery',
+        async () => receiver.at(`/pepper-${database}`).length > 0 && receiver.at(`/pepper-${database}`),
+      );
       expect(verifies(secret, delivery.headers, delivery.body)).toBe(true);
       expect(JSON.parse(delivery.body)).toMatchObject({ type: 'job.succeeded', data: { id: jobId! } });
       expect((await right.gql(`{ webhookSecret { secret } }`, {}, key)).data.webhookSecret.secret).toBe(secret);

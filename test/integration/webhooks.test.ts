@@ -127,12 +127,19 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     expect(() => new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>)).not.toThrow();
     expect(verifyReference(secret, delivery.headers, delivery.body.replace('SUCCEEDED', 'FAILED'))).toBe(false);
     const event = JSON.parse(delivery.body);
-    expect(event).toMatchObject({ type: 'job.succeeded', data: { id: jobId, status: 'SUCCEEDED', operation: 'TRANSCRIBE', creditsCharged: 1 } });
+    expect(event).toMatchObject({
+      type: 'job.succeeded',
+      data: { id: jobId, status: 'SUCCEEDED', operation: 'TRANSCRIBE', creditsCharged: 1 },
+    });
     expect(new Date(event.timestamp).toISOString()).toBe(event.timestamp);
     expect(event.data.result.segments.length).toBeGreaterThan(0);
     // The attempt is on the job, through both doors.
     const job = await until('the attempt on the job', async () => {
-      const r = await h.gql(`query($id: ID!) { job(id: $id) { webhook { url attempts { attempt eventId eventType statusCode error } } } }`, { id: jobId }, key);
+      const r = await h.gql(
+        `query($id: ID!) { job(id: $id) { webhook { url attempts { attempt eventId eventType statusCode error } } } }`,
+        { id: jobId },
+        key,
+      );
       return r.data.job.webhook.attempts.length && r.data.job;
     });
     expect(job.webhook).toEqual({
@@ -148,7 +155,9 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     const { key } = await h.account({ credits: 5 });
     const secret = await secretOf(key);
     receiver.script('/flaky', [500, 'hang', 'cut', 200]);
-    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/flaky` }, key, { prefer: 'respond-async' });
+    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/flaky` }, key, {
+      prefer: 'respond-async',
+    });
     expect(res.statusCode).toBe(202);
     expect(res.json().webhook).toEqual({ url: `${receiver.origin}/flaky`, attempts: [] });
     const deliveries = await until('four attempts', () => delivered('/flaky', 4), 30_000);
@@ -198,7 +207,9 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
 
   it('refuses a webhook URL on a private address at submission (422 URL_NOT_ALLOWED), through both doors, holding nothing', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const rest = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'http://10.1.2.3/hook' }, key, { prefer: 'respond-async' });
+    const rest = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'http://10.1.2.3/hook' }, key, {
+      prefer: 'respond-async',
+    });
     expect(rest.statusCode).toBe(422);
     expect(rest.json().error.code).toBe('URL_NOT_ALLOWED');
     const gql = await h.gql(
@@ -207,7 +218,9 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
       key,
     );
     expect(gql.errors?.[0].extensions.code).toBe('URL_NOT_ALLOWED');
-    const bad = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'ftp://x.example/hook' }, key, { prefer: 'respond-async' });
+    const bad = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'ftp://x.example/hook' }, key, {
+      prefer: 'respond-async',
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.details).toHaveProperty('webhookUrl');
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
@@ -271,7 +284,11 @@ describe('idempotency for queued work', () => {
     expect(other.statusCode).toBe(422);
     expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     // After it succeeded, the same key still answers with the same (finished) job and charges nothing more.
-    await waitFor(async () => (await h.balance(accountId)).held === 0, { describe: 'the hold to be settled', timeout: 10_000, interval: 100 });
+    await waitFor(async () => (await h.balance(accountId)).held === 0, {
+      describe: 'the hold to be settled',
+      timeout: 10_000,
+      interval: 100,
+    });
     const again = await send(`${site.origin}/talk.mp3`);
     expect(again.json()).toMatchObject({ id: a.json().id, status: 'SUCCEEDED' });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
@@ -280,12 +297,20 @@ describe('idempotency for queued work', () => {
   it('startTranscription takes idempotencyKey with the same rules', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
     const start = (mediaUrl: string) =>
-      h.gql(`mutation($i: TranscribeInput!, $k: String) { startTranscription(input: $i, idempotencyKey: $k) { id } }`, { i: { mediaUrl }, k: 'gql-key' }, key);
+      h.gql(
+        `mutation($i: TranscribeInput!, $k: String) { startTranscription(input: $i, idempotencyKey: $k) { id } }`,
+        { i: { mediaUrl }, k: 'gql-key' },
+        key,
+      );
     const first = await start(`${site.origin}/talk.mp3`);
     const second = await start(`${site.origin}/talk.mp3`);
     expect(second.data.startTranscription.id).toBe(first.data.startTranscription.id);
     expect((await start(`${site.origin}/other.mp3`)).errors?.[0].extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
-    const bad = await h.gql(`mutation { startTranscription(input: { mediaUrl: "${site.origin}/talk.mp3" }, idempotencyKey: "") { id } }`, {}, key);
+    const bad = await h.gql(
+      `mutation { startTranscription(input: { mediaUrl: "${site.origin}/talk.mp3" }, idempotencyKey: "") { id } }`,
+      {},
+      key,
+    );
     expect(bad.errors?.[0].extensions.code).toBe('INVALID_INPUT');
     const held = await h.balance(accountId);
     expect(held.available + held.held).toBe(5);

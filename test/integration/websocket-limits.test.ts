@@ -36,7 +36,8 @@ async function opened(h: Harness, headers?: Record<string, string>): Promise<Web
 }
 
 /** The close code and reason the server sends. */
-const closed = (ws: WebSocket) => new Promise<{ code: number; reason: string }>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
+const closed = (ws: WebSocket) =>
+  new Promise<{ code: number; reason: string }>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
 
 /** Sends connection_init; `ack`, or how the server closed the socket. */
 function init(ws: WebSocket, payload?: Record<string, unknown>): Promise<'ack' | { code: number; reason: string }> {
@@ -68,8 +69,12 @@ function subscribe(client: Client, query: string, variables: Record<string, unkn
     client.subscribe(
       { query, variables },
       {
-        next: (msg) => resolve(msg.errors ? { codes: msg.errors.map((e) => e.extensions?.code as string), errors: [...msg.errors] } : { data: msg.data }),
-        error: (e) => resolve(Array.isArray(e) ? { codes: e.map((x) => x.extensions?.code), errors: e } : { closed: (e as CloseEvent).code }),
+        next: (msg) =>
+          resolve(
+            msg.errors ? { codes: msg.errors.map((e) => e.extensions?.code as string), errors: [...msg.errors] } : { data: msg.data },
+          ),
+        error: (e) =>
+          resolve(Array.isArray(e) ? { codes: e.map((x) => x.extensions?.code), errors: e } : { closed: (e as CloseEvent).code }),
         complete: () => resolve({}),
       },
     );
@@ -77,9 +82,16 @@ function subscribe(client: Client, query: string, variables: Record<string, unkn
 }
 
 const client = (h: Harness, key: string) =>
-  createClient({ url: wsUrl(h), webSocketImpl: WebSocket, connectionParams: { Authorization: `Bearer ${key}` }, retryAttempts: 0, lazy: true });
+  createClient({
+    url: wsUrl(h),
+    webSocketImpl: WebSocket,
+    connectionParams: { Authorization: `Bearer ${key}` },
+    retryAttempts: 0,
+    lazy: true,
+  });
 
-const until = <T>(what: string, value: () => Promise<T | undefined | null | false>, ms = 10_000) => waitFor(value, { describe: what, timeout: ms, interval: 10 }) as Promise<T>;
+const until = <T>(what: string, value: () => Promise<T | undefined | null | false>, ms = 10_000) =>
+  waitFor(value, { describe: what, timeout: ms, interval: 10 }) as Promise<T>;
 
 describe('the WebSocket door', () => {
   let h: Harness;
@@ -106,7 +118,10 @@ describe('the WebSocket door', () => {
     ];
     for (const [, payload] of cases) {
       const ws = await opened(h);
-      expect(await init(ws, payload)).toEqual({ code: 4401, reason: 'Unauthorized: A valid API key is required (Authorization: Bearer <key>).' });
+      expect(await init(ws, payload)).toEqual({
+        code: 4401,
+        reason: 'Unauthorized: A valid API key is required (Authorization: Bearer <key>).',
+      });
     }
     // A revoked key too; the same key still connects until then.
     expect(await init(await opened(h), { Authorization: `Bearer ${key}` })).toBe('ack');
@@ -118,7 +133,9 @@ describe('the WebSocket door', () => {
     await c.dispose();
     // A subscribe before connection_init is graphql-ws's own 4401.
     const early = await opened(h);
-    early.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { jobUpdated(id: "${UNKNOWN_JOB}") { id } }` } }));
+    early.send(
+      JSON.stringify({ id: '1', type: 'subscribe', payload: { query: `subscription { jobUpdated(id: "${UNKNOWN_JOB}") { id } }` } }),
+    );
     expect((await closed(early)).code).toBe(4401);
   });
 
@@ -134,7 +151,11 @@ describe('the WebSocket door', () => {
     const ws = await opened(h);
     expect(await init(ws, { Authorization: `Bearer ${key}` })).toBe('ack');
     const message = (bytes: number, id: string) => {
-      const bare = JSON.stringify({ id, type: 'subscribe', payload: { query: `subscription { jobUpdated(id: "${UNKNOWN_JOB}") { id } }` } });
+      const bare = JSON.stringify({
+        id,
+        type: 'subscribe',
+        payload: { query: `subscription { jobUpdated(id: "${UNKNOWN_JOB}") { id } }` },
+      });
       // Blanks inside the document: valid GraphQL, and well under the token limit.
       return bare.replace('{ id } }', `{ id }${' '.repeat(bytes - Buffer.byteLength(bare))} }`);
     };
@@ -157,7 +178,10 @@ describe('the WebSocket door', () => {
       }
       // With an operation name picking the query out of a document that has both.
       const named = await new Promise<any>((resolve) =>
-        c.subscribe({ query: `query Me { me { id } } subscription S { jobUpdated(id: "${UNKNOWN_JOB}") { id } }`, operationName: 'Me' }, { next: resolve, error: resolve, complete: () => resolve('complete') }),
+        c.subscribe(
+          { query: `query Me { me { id } } subscription S { jobUpdated(id: "${UNKNOWN_JOB}") { id } }`, operationName: 'Me' },
+          { next: resolve, error: resolve, complete: () => resolve('complete') },
+        ),
       );
       expect(named).toEqual([{ message: ONLY_SUBSCRIPTIONS, extensions: { code: 'INVALID_INPUT' } }]);
     } finally {
@@ -173,14 +197,21 @@ describe('the WebSocket door', () => {
     const pageMayAnswer = new Promise<void>((resolve) => (answerPage = resolve));
     site.route('/slow', (_req, res) => void pageMayAnswer.then(() => res.writeHead(404).end()));
     const parse = h.rest('/api/parse', { url: `${site.origin}/slow` }, key);
-    const jobId = await until('the running parse', async () => (await h.gql('{ jobs(first: 1) { edges { node { id status } } } }', {}, key)).data.jobs.edges[0]?.node.id as string);
+    const jobId = await until(
+      'the running parse',
+      async () => (await h.gql('{ jobs(first: 1) { edges { node { id status } } } }', {}, key)).data.jobs.edges[0]?.node.id as string,
+    );
     const c = client(h, key);
     const pushes: string[] = [];
     const refusals: unknown[] = [];
     const follow = () =>
       c.subscribe(
         { query: `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, variables: { id: jobId } },
-        { next: (m) => void pushes.push((m.data as any)?.jobUpdated.status), error: (e) => void refusals.push(e), complete: () => undefined },
+        {
+          next: (m) => void pushes.push((m.data as any)?.jobUpdated.status),
+          error: (e) => void refusals.push(e),
+          complete: () => undefined,
+        },
       );
     try {
       // 21 at once: the 21st is refused, whatever else is under way meanwhile.
@@ -188,11 +219,18 @@ describe('the WebSocket door', () => {
       await until('20 subscriptions running and one refused', async () => pushes.length === 20 && refusals.length === 1);
       expect(new Set(pushes)).toEqual(new Set(['RUNNING']));
       expect(refusals).toEqual([
-        [{ message: 'At most 20 subscriptions run at once on one connection; complete one first.', extensions: { code: 'RATE_LIMITED', details: { limit: 20 } } }],
+        [
+          {
+            message: 'At most 20 subscriptions run at once on one connection; complete one first.',
+            extensions: { code: 'RATE_LIMITED', details: { limit: 20 } },
+          },
+        ],
       ]);
       // One ends: another may start.
       stops[0]();
-      expect(await subscribe(c, `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, { id: jobId })).toEqual({ data: { jobUpdated: { status: 'RUNNING' } } });
+      expect(await subscribe(c, `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, { id: jobId })).toEqual({
+        data: { jobUpdated: { status: 'RUNNING' } },
+      });
     } finally {
       await c.dispose();
       answerPage();
@@ -224,7 +262,11 @@ describe('the WebSocket door', () => {
     try {
       const refused = (await open(h, address)) as Refused;
       expect(refused.status).toBe(429);
-      expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', message: 'At most 100 WebSockets may be open from one address; close one first.', details: { limit: 100 } });
+      expect(refused.body.error).toMatchObject({
+        code: 'RATE_LIMITED',
+        message: 'At most 100 WebSockets may be open from one address; close one first.',
+        details: { limit: 100 },
+      });
       const gone = closed(sockets[0]);
       sockets[0].close();
       await gone;
@@ -275,7 +317,12 @@ describe('the WebSocket door’s rate limits, shared with HTTP', () => {
       for (let i = 0; i < 3; i++) expect((await h.gql('{ me { id } }', {}, a.key)).status).toBe(200);
       const ca = client(h, a.key);
       const limited = await subscribe(ca, query);
-      expect(limited.errors).toEqual([{ message: expect.stringMatching(/^Too many requests; retry in \d+ s\.$/), extensions: { code: 'RATE_LIMITED', details: { retryAfterSeconds: expect.any(Number), limit: 3, windowSeconds: 60 } } }]);
+      expect(limited.errors).toEqual([
+        {
+          message: expect.stringMatching(/^Too many requests; retry in \d+ s\.$/),
+          extensions: { code: 'RATE_LIMITED', details: { retryAfterSeconds: expect.any(Number), limit: 3, windowSeconds: 60 } },
+        },
+      ]);
       await ca.dispose();
 
       // The socket first (connecting takes nothing; each subscribe one point), then HTTP.

@@ -37,15 +37,28 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
   it('queues without working the job; a worker on the same database finishes it', async () => {
     expect(h.config.workerConcurrency).toBe(0);
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(`mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`, { i: { mediaUrl: `${site.origin}/talk.mp3` } }, key);
+    const started = await h.gql(
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+      { i: { mediaUrl: `${site.origin}/talk.mp3` } },
+      key,
+    );
     const id = started.data.startTranscription.id;
     // Proof that the gateway had its chance: each of its workers finished a whole poll that began after
     // the job was queued (a fetch that ended after one that ended after the send). Its workers work
     // webhooks only, and the job is still untouched.
     const queued = Date.now();
     const gatewayWorkers = () => h.queue!.workers();
-    const firstPoll = await waitFor(() => gatewayWorkers().length > 0 && gatewayWorkers().every((w) => w.lastFetchedOn! > queued) && Math.max(...gatewayWorkers().map((w) => w.lastFetchedOn!)), { describe: "the gateway's workers to poll after the job was queued", timeout: 15_000 });
-    await waitFor(() => gatewayWorkers().every((w) => w.lastFetchedOn! > firstPoll), { describe: "the gateway's workers to poll once more", timeout: 15_000 });
+    const firstPoll = await waitFor(
+      () =>
+        gatewayWorkers().length > 0 &&
+        gatewayWorkers().every((w) => w.lastFetchedOn! > queued) &&
+        Math.max(...gatewayWorkers().map((w) => w.lastFetchedOn!)),
+      { describe: "the gateway's workers to poll after the job was queued", timeout: 15_000 },
+    );
+    await waitFor(() => gatewayWorkers().every((w) => w.lastFetchedOn! > firstPoll), {
+      describe: "the gateway's workers to poll once more",
+      timeout: 15_000,
+    });
     expect([...new Set(gatewayWorkers().map((w) => w.queue))]).toEqual(['webhook']);
     expect((await h.gql(JOB, { id }, key)).data.job).toEqual({ status: 'QUEUED', creditsHeld: 1, creditsCharged: 0 });
     expect(openai.requests.length).toBe(0);
@@ -54,7 +67,9 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
     worker = new JobQueue(h.clientUrl, pino({ level: 'silent' }), h.config.webhooks.retryDelaySeconds);
     await worker.start();
     const ranByWorker: string[] = [];
-    const transcription = { runJob: (jobId: string) => (ranByWorker.push(jobId), h.services.transcription.runJob(jobId)) } as typeof h.services.transcription;
+    const transcription = {
+      runJob: (jobId: string) => (ranByWorker.push(jobId), h.services.transcription.runJob(jobId)),
+    } as typeof h.services.transcription;
     await startWorkers({ ...h.services, transcription, config: { ...h.config, workerConcurrency: 1 } }, worker);
     const job = await waitFor(
       async () => {
@@ -75,12 +90,21 @@ describe('mediagate worker', () => {
     const NODE = join(process.cwd(), 'node_modules/.bin/node');
     const CLI = join(process.cwd(), 'dist/cli/main.js');
     // Refused before any database is opened (this data directory's parent does not exist).
-    const env = { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', API_KEY_PEPPER: 'p'.repeat(40), WORKER_CONCURRENCY: '0', MEDIAGATE_DATA_DIR: join(tmpdir(), 'mediagate-no-such-dir', 'data') };
+    const env = {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      API_KEY_PEPPER: 'p'.repeat(40),
+      WORKER_CONCURRENCY: '0',
+      MEDIAGATE_DATA_DIR: join(tmpdir(), 'mediagate-no-such-dir', 'data'),
+    };
     const failed = await run(NODE, [CLI, '--json', 'worker'], { env }).then(
       () => null,
       (err: { code: number; stdout: string }) => err,
     );
     expect(failed?.code).toBe(2);
-    expect(JSON.parse(failed!.stdout)).toEqual({ error: { code: 'INVALID_CONFIGURATION', message: expect.stringContaining('WORKER_CONCURRENCY') } });
+    expect(JSON.parse(failed!.stdout)).toEqual({
+      error: { code: 'INVALID_CONFIGURATION', message: expect.stringContaining('WORKER_CONCURRENCY') },
+    });
   });
 });

@@ -14,10 +14,16 @@ describe('parse through yt-dlp', () => {
     site.file('/a.mp4', makeMedia({ seconds: 1, video: true }), 'video/mp4');
     site.file('/b.mp4', makeMedia({ seconds: 1, video: true, audio: false }), 'video/mp4');
     site.file('/c.mp4', makeMedia({ seconds: 1, video: true }), 'video/mp4');
-    site.page('/gallery', `<html><head><title>Three clips</title></head>
-      <body><video src="/a.mp4"></video><video src="/b.mp4"></video><video src="/c.mp4"></video></body></html>`);
-    site.page('/watch', `<html><head><title>Skate</title><meta property="og:title" content="Skate session"></head>
-      <body><video src="/clip.mp4" width="160" height="120"></video></body></html>`);
+    site.page(
+      '/gallery',
+      `<html><head><title>Three clips</title></head>
+      <body><video src="/a.mp4"></video><video src="/b.mp4"></video><video src="/c.mp4"></video></body></html>`,
+    );
+    site.page(
+      '/watch',
+      `<html><head><title>Skate</title><meta property="og:title" content="Skate session"></head>
+      <body><video src="/clip.mp4" width="160" height="120"></video></body></html>`,
+    );
     target.page('/secret', '<html><body><video src="/s.mp4"></video></body></html>');
     site.route('/hop', (_req, res) => void res.writeHead(302, { location: `${target.origin}/secret` }).end());
     h = await createHarness({ PARSE_PROVIDERS: 'ytdlp', FETCH_ALLOW_HOSTS: site.hostPort, PARSE_MAX_ITEMS: '2' });

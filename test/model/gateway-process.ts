@@ -53,7 +53,14 @@ export class GatewayProcess {
   static async start(env: Record<string, string>, timeoutMs = 60_000, command: 'serve' | 'worker' = 'serve'): Promise<GatewayProcess> {
     const ready = command === 'serve' ? 'mediagate is listening' : 'mediagate worker is waiting';
     const child = spawn(NODE, [CLI, command], {
-      env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', MEDIAGATE_FAILPOINTS: env.MEDIAGATE_FAILPOINTS ?? '' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...env,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        MEDIAGATE_FAILPOINTS: env.MEDIAGATE_FAILPOINTS ?? '',
+      },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const gateway = new GatewayProcess(child);

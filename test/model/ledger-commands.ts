@@ -123,7 +123,15 @@ export class Cancel extends Base {
     super();
   }
   protected async act(m: LedgerModel, w: World) {
-    const x = materialize(m, w, { kind: 'endless', media: 0, account: this.account, key: this.key, door: this.door, keyed: false, target: 0 });
+    const x = materialize(m, w, {
+      kind: 'endless',
+      media: 0,
+      account: this.account,
+      key: this.key,
+      door: this.door,
+      keyed: false,
+      target: 0,
+    });
     await sendAll(m, w, [x], []);
     if (x.op.state !== 'pending') return;
     await cancelJob(w, x.op, x.key, this.waitRunning, null);
@@ -146,7 +154,13 @@ async function cancelJob(w: World, op: Op, key: KeyModel, waitRunning: boolean, 
       await sleep(50);
     }
   }
-  const res = await w.gql(key.secret, `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged } }`, { id: op.jobId }, undefined, armed ?? undefined);
+  const res = await w.gql(
+    key.secret,
+    `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged } }`,
+    { id: op.jobId },
+    undefined,
+    armed ?? undefined,
+  );
   if ('lost' in res) {
     if (armed === null) throw new ModelViolation(`cancelJob got no answer although no failpoint was armed:\n${w.lastLines()}`);
     return;
@@ -313,7 +327,8 @@ export class Crash extends Base {
     // that works the job (or any that gets there first, as with one instance).
     const armed = kind === 'queued' && this.failpoint !== 'queue.afterHold' ? all : [victim];
     for (const i of armed) {
-      if (!(await w.gateways[i].arm(`${this.failpoint}=crash@1`))) throw new ModelViolation(`could not arm ${this.failpoint}: instance ${i} is gone\n${w.gateways[i].lastLines()}`);
+      if (!(await w.gateways[i].arm(`${this.failpoint}=crash@1`)))
+        throw new ModelViolation(`could not arm ${this.failpoint}: instance ${i} is gone\n${w.gateways[i].lastLines()}`);
     }
     let trigger: { acc: AccountModel; op: Op; key: KeyModel } | null = null;
     const liveKeyIndex = (acc: AccountModel) => acc.keys.findIndex((k) => !k.revoked);
@@ -333,7 +348,12 @@ export class Crash extends Base {
     }
     // The others go to the other accounts, so that they cannot take the trigger's credits.
     const extras = this.extras.map((s, j) => {
-      const x = materialize(m, w, s, kind ? (t + 1 + (s.account % (m.accounts.length - 1))) % m.accounts.length : s.account % m.accounts.length);
+      const x = materialize(
+        m,
+        w,
+        s,
+        kind ? (t + 1 + (s.account % (m.accounts.length - 1))) % m.accounts.length : s.account % m.accounts.length,
+      );
       x.op.instance = others.length ? others[j % others.length] : victim;
       return x;
     });
@@ -349,24 +369,34 @@ export class Crash extends Base {
       await verify(m, w);
       const op = trigger?.op;
       const timedOut = op && op.state === 'failed' && op.error === 'PROVIDER_TIMEOUT';
-      if (!timedOut) throw new ModelViolation(`failpoint ${this.failpoint} was never reached (trigger ${op ? `${op.kind} ${op.state}` : 'none'})\n${w.lastLines()}`);
+      if (!timedOut)
+        throw new ModelViolation(
+          `failpoint ${this.failpoint} was never reached (trigger ${op ? `${op.kind} ${op.state}` : 'none'})\n${w.lastLines()}`,
+        );
       w.count(w.stats.outcomes, 'failpoint-not-reached');
       return;
     }
     for (const i of dead) {
       const exit = await w.gateways[i].exited;
       if (exit.signal !== 'SIGKILL' || exit.failpoint !== this.failpoint) {
-        throw new ModelViolation(`instance ${i} ended ${JSON.stringify(exit)}, not by the failpoint ${this.failpoint}\n${w.gateways[i].lastLines()}`);
+        throw new ModelViolation(
+          `instance ${i} ended ${JSON.stringify(exit)}, not by the failpoint ${this.failpoint}\n${w.gateways[i].lastLines()}`,
+        );
       }
     }
     const gone = all.find((i) => !armed.includes(i) && !w.gateways[i].alive);
-    if (gone !== undefined) throw new ModelViolation(`instance ${gone} died although no failpoint was armed on it\n${w.gateways[gone].lastLines()}`);
+    if (gone !== undefined)
+      throw new ModelViolation(`instance ${gone} died although no failpoint was armed on it\n${w.gateways[gone].lastLines()}`);
     for (const i of dead) {
       w.count(w.stats.crashes, this.failpoint);
       w.stats.instances[i].crashes += 1;
       await w.restart(i);
     }
-    await this.settleLost(m, w, all.filter((i) => !dead.includes(i)));
+    await this.settleLost(
+      m,
+      w,
+      all.filter((i) => !dead.includes(i)),
+    );
   }
 
   /** What became of the requests the crash cut off, and the replay of those that were charged (on a survivor, if any). */
@@ -400,4 +430,3 @@ export class Crash extends Base {
     return `Crash(${this.failpoint}, a${this.account}/${this.door}/v${this.variant}${this.extras.length ? `, [${this.extras.map(specText).join(', ')}]` : ''})`;
   }
 }
-

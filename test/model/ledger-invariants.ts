@@ -90,19 +90,29 @@ export async function checkInvariants(w: World, m: LedgerModel): Promise<string[
     problems.push(...(await invariantProblems(client)));
     w.stats.invariantAssertions += INVARIANTS.length;
     const ids = m.accounts.map((a) => a.id);
-    const balances = (await client.query<{ account_id: string; available: number; held: number }>(
-      `select account_id, available::int, held::int from credit_balance where account_id = any($1)`,
-      [ids],
-    )).rows;
-    const jobs = (await client.query<JobRow>(
-      `select id, account_id, status, hold_amount::int, credits_charged::int, balance_after::int, request_id, error_code from job where account_id = any($1)`,
-      [ids],
-    )).rows;
+    const balances = (
+      await client.query<{ account_id: string; available: number; held: number }>(
+        `select account_id, available::int, held::int from credit_balance where account_id = any($1)`,
+        [ids],
+      )
+    ).rows;
+    const jobs = (
+      await client.query<JobRow>(
+        `select id, account_id, status, hold_amount::int, credits_charged::int, balance_after::int, request_id, error_code from job where account_id = any($1)`,
+        [ids],
+      )
+    ).rows;
     await client.query('commit');
     for (const acc of m.accounts) {
       for (const op of acc.ops) {
         if (op.state === 'lost' || op.state === 'sent') problems.push(`request ${op.requestId} is still ${op.state} between commands`);
-        if (op.state === 'pending') settle(acc, op, jobs.find((j) => j.id === op.jobId), problems);
+        if (op.state === 'pending')
+          settle(
+            acc,
+            op,
+            jobs.find((j) => j.id === op.jobId),
+            problems,
+          );
       }
       const bal = balances.find((b) => b.account_id === acc.id) ?? { available: 0, held: 0 };
       const mine = jobs.filter((j) => j.account_id === acc.id);
@@ -111,7 +121,10 @@ export async function checkInvariants(w: World, m: LedgerModel): Promise<string[
       const pending = new Set(acc.ops.filter((o) => o.state === 'pending').map((o) => o.jobId));
       const unknown = openJobs.filter((j) => !pending.has(j.id));
       const checks: [boolean, string][] = [
-        [bal.available + bal.held === acc.granted - acc.charged, `available ${bal.available} + held ${bal.held} ≠ granted ${acc.granted} − charged ${acc.charged}`],
+        [
+          bal.available + bal.held === acc.granted - acc.charged,
+          `available ${bal.available} + held ${bal.held} ≠ granted ${acc.granted} − charged ${acc.charged}`,
+        ],
         [charged === acc.charged, `the jobs charged ${charged}, the model ${acc.charged} (a replay or a failure was charged?)`],
         [unknown.length === 0, `open jobs the model does not know: ${unknown.map((j) => j.id).join(', ')}`],
         [pending.size > 0 || bal.held === 0, `held ${bal.held} with no open job`],

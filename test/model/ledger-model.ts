@@ -124,10 +124,16 @@ export interface WorkSpec {
   target: number;
 }
 
-export const specText = (s: WorkSpec) => `${s.kind}${s.kind === 'transcribe' || s.kind === 'queued' ? `(m${s.media})` : ''}@a${s.account}k${s.key}/${s.door}${s.keyed ? '/keyed' : ''}${s.kind === 'replay' ? `#${s.target}` : ''}`;
+export const specText = (s: WorkSpec) =>
+  `${s.kind}${s.kind === 'transcribe' || s.kind === 'queued' ? `(m${s.media})` : ''}@a${s.account}k${s.key}/${s.door}${s.keyed ? '/keyed' : ''}${s.kind === 'replay' ? `#${s.target}` : ''}`;
 
 /** Turns a spec into an op of the model's state now; a replay with nothing to replay is a keyed parse. */
-export function materialize(m: LedgerModel, w: World, spec: WorkSpec, accountIndex = spec.account % m.accounts.length): { acc: AccountModel; op: Op; key: KeyModel } {
+export function materialize(
+  m: LedgerModel,
+  w: World,
+  spec: WorkSpec,
+  accountIndex = spec.account % m.accounts.length,
+): { acc: AccountModel; op: Op; key: KeyModel } {
   const acc = m.accounts[accountIndex];
   const key = acc.keys[spec.key % acc.keys.length];
   const requestId = w.nextRequestId();
@@ -135,17 +141,31 @@ export function materialize(m: LedgerModel, w: World, spec: WorkSpec, accountInd
     const targets = acc.ops.filter((o) => o.idemKey && WAITED.has(o.kind));
     if (targets.length) {
       const t = targets[spec.target % targets.length];
-      return { acc, key, op: { kind: t.kind, price: t.price, door: spec.door, body: t.body, idemKey: t.idemKey, requestId, state: 'sent' } };
+      return {
+        acc,
+        key,
+        op: { kind: t.kind, price: t.price, door: spec.door, body: t.body, idemKey: t.idemKey, requestId, state: 'sent' },
+      };
     }
   }
   const kind: OpKind = spec.kind === 'replay' ? 'parseOk' : spec.kind;
   const media = MEDIA[spec.media % MEDIA.length];
   const site = w.site.origin;
   const body: Record<string, string> =
-    kind === 'parseOk' ? { url: `${site}/ok` } : kind === 'parseFail' ? { url: `${site}/broken` } : kind === 'endless' ? { mediaUrl: `${site}/endless.mp3` } : { mediaUrl: site + media.path };
+    kind === 'parseOk'
+      ? { url: `${site}/ok` }
+      : kind === 'parseFail'
+        ? { url: `${site}/broken` }
+        : kind === 'endless'
+          ? { mediaUrl: `${site}/endless.mp3` }
+          : { mediaUrl: site + media.path };
   const price = kind === 'transcribe' || kind === 'queued' ? media.price : 1;
   const keyed = WAITED.has(kind) && (spec.keyed || spec.kind === 'replay');
-  return { acc, key, op: { kind, price, door: spec.door, body, idemKey: keyed ? m.freshIdempotencyKey() : null, requestId, state: 'sent' } };
+  return {
+    acc,
+    key,
+    op: { kind, price, door: spec.door, body, idemKey: keyed ? m.freshIdempotencyKey() : null, requestId, state: 'sent' },
+  };
 }
 
 /** What the world looked like to one request just before it was sent. */
@@ -169,7 +189,10 @@ interface Before {
 }
 
 async function balanceOf(w: World, accountId: string): Promise<{ available: number; held: number }> {
-  const { rows } = await w.sql.query<{ available: string; held: string }>(`select available, held from credit_balance where account_id = $1`, [accountId]);
+  const { rows } = await w.sql.query<{ available: string; held: string }>(
+    `select available, held from credit_balance where account_id = $1`,
+    [accountId],
+  );
   return { available: Number(rows[0]?.available ?? 0), held: Number(rows[0]?.held ?? 0) };
 }
 
@@ -181,7 +204,10 @@ export async function before(m: LedgerModel, w: World, acc: AccountModel, op: Op
     member: acc.member,
     ...bal,
     // Sent ops of the batch are open too (pushed before any is sent).
-    competing: m.open(acc).filter((o) => o !== op).reduce((s, o) => s + o.price, 0),
+    competing: m
+      .open(acc)
+      .filter((o) => o !== op)
+      .reduce((s, o) => s + o.price, 0),
     alone: m.open(acc).filter((o) => o !== op).length === 0,
     releases: m.open(acc).some((o) => o !== op && o.kind !== 'parseOk'),
     crashArmed,
@@ -194,7 +220,9 @@ export class ModelViolation extends Error {}
 
 function fail(w: World, op: Op, answer: Answer, why: string): never {
   const where = w.instances > 1 ? ` instance=${op.instance}` : '';
-  throw new ModelViolation(`${why}\n  request: ${op.kind} ${op.door} ${JSON.stringify(op.body)} key=${op.idemKey} id=${op.requestId}${where}\n  answer: ${JSON.stringify(answer).slice(0, 600)}\n  gateway log:\n${w.lastLines(3000)}`);
+  throw new ModelViolation(
+    `${why}\n  request: ${op.kind} ${op.door} ${JSON.stringify(op.body)} key=${op.idemKey} id=${op.requestId}${where}\n  answer: ${JSON.stringify(answer).slice(0, 600)}\n  gateway log:\n${w.lastLines(3000)}`,
+  );
 }
 
 /**
@@ -221,7 +249,8 @@ export function judge(m: LedgerModel, w: World, acc: AccountModel, op: Op, b: Be
     if (answer.kind !== 'ok' || answer.jobId !== p.jobId || answer.charged !== p.charged || answer.balance !== p.balanceAfter) {
       fail(w, op, answer, `expected the replay of job ${p.jobId} (charged ${p.charged}, balance ${p.balanceAfter})`);
     }
-    if (op.door === 'rest' && p.restBody && !isDeepStrictEqual(answer.body, p.restBody)) fail(w, op, answer, 'a REST replay must repeat the first answer exactly');
+    if (op.door === 'rest' && p.restBody && !isDeepStrictEqual(answer.body, p.restBody))
+      fail(w, op, answer, 'a REST replay must repeat the first answer exactly');
     w.stats.replaysChecked += 1;
     op.state = 'none';
     return;
@@ -233,16 +262,25 @@ export function judge(m: LedgerModel, w: World, acc: AccountModel, op: Op, b: Be
   if (answer.kind === 'error') {
     const allowed =
       // A transcription holds one minute first, then the rest once the media's length is known: either may be refused.
-      (answer.code === 'INSUFFICIENT_CREDITS' && (b.alone ? b.available < hold : mayBeShort) && [1, hold].includes(answer.details?.required as number)) ||
+      (answer.code === 'INSUFFICIENT_CREDITS' &&
+        (b.alone ? b.available < hold : mayBeShort) &&
+        [1, hold].includes(answer.details?.required as number)) ||
       (answer.code === 'IDEMPOTENCY_KEY_IN_USE' && !!b.running) ||
       // A deadline is a legitimate end for any task on a busy machine; it must charge nothing.
       answer.code === 'PROVIDER_TIMEOUT' ||
       (answer.code === 'PROVIDER_ERROR' && op.kind === 'parseFail' && !(b.alone && b.available < hold));
-    if (!allowed) fail(w, op, answer, `an error the model does not allow here (available ${b.available}, held ${b.held}, hold ${hold}, competing ${b.competing})`);
+    if (!allowed)
+      fail(
+        w,
+        op,
+        answer,
+        `an error the model does not allow here (available ${b.available}, held ${b.held}, hold ${hold}, competing ${b.competing})`,
+      );
     if (answer.code === 'INSUFFICIENT_CREDITS') {
       // The refusal's numbers: what the account had when it was refused (alone: exactly what it had before).
       const d = answer.details as { required: number; available: number };
-      if (b.alone ? d.available !== b.available : !b.releases && d.available >= d.required) fail(w, op, answer, `402 details contradict the balance (available ${b.available} before)`);
+      if (b.alone ? d.available !== b.available : !b.releases && d.available >= d.required)
+        fail(w, op, answer, `402 details contradict the balance (available ${b.available} before)`);
     }
     op.state = 'failed';
     op.error = answer.code;
@@ -264,7 +302,8 @@ export function judge(m: LedgerModel, w: World, acc: AccountModel, op: Op, b: Be
     return;
   }
   if (answer.charged !== op.price) fail(w, op, answer, `charged ${answer.charged}, the price is ${op.price}`);
-  if (b.alone && answer.balance !== b.available - op.price) fail(w, op, answer, `balance ${answer.balance}, expected ${b.available - op.price}`);
+  if (b.alone && answer.balance !== b.available - op.price)
+    fail(w, op, answer, `balance ${answer.balance}, expected ${b.available - op.price}`);
   acc.charged += op.price;
   Object.assign(op, { state: 'succeeded', jobId: answer.jobId, charged: answer.charged, balanceAfter: answer.balance });
   if (op.door === 'rest') op.restBody = answer.body;
@@ -281,7 +320,12 @@ export function send(w: World, op: Op, secret: string): Promise<Answer> {
  * Sends ops at once and judges each answer. `armed`: the instances with a failpoint armed, which
  * may die under a request; one sent to any other must be answered.
  */
-export async function sendAll(m: LedgerModel, w: World, batch: { acc: AccountModel; op: Op; key: KeyModel }[], armed: readonly number[]): Promise<void> {
+export async function sendAll(
+  m: LedgerModel,
+  w: World,
+  batch: { acc: AccountModel; op: Op; key: KeyModel }[],
+  armed: readonly number[],
+): Promise<void> {
   for (const { acc, op } of batch) {
     acc.ops.push(op);
     op.instance ??= w.nextInstance();
@@ -307,7 +351,8 @@ export function settle(acc: AccountModel, op: Op, job: JobRow | undefined, probl
   }
   if (job.status === 'SUCCEEDED') {
     if (op.kind === 'endless' || op.kind === 'parseFail') problems.push(`job ${job.id} (${op.kind}) SUCCEEDED although it cannot`);
-    if (job.credits_charged !== op.price) problems.push(`job ${job.id} (${op.kind}) charged ${job.credits_charged}, the price is ${op.price}`);
+    if (job.credits_charged !== op.price)
+      problems.push(`job ${job.id} (${op.kind}) charged ${job.credits_charged}, the price is ${op.price}`);
     acc.charged += job.credits_charged;
     Object.assign(op, { state: 'succeeded', charged: job.credits_charged, balanceAfter: job.balance_after });
     return;
@@ -338,5 +383,6 @@ export async function drain(m: LedgerModel, w: World): Promise<void> {
   await waitForSweep(m, w);
   await verify(m, w);
   const open = m.accounts.flatMap((a) => m.open(a));
-  if (open.length) throw new ModelViolation(`jobs still open after their deadline and a sweep: ${open.map((o) => o.jobId ?? o.requestId).join(', ')}`);
+  if (open.length)
+    throw new ModelViolation(`jobs still open after their deadline and a sweep: ${open.map((o) => o.jobId ?? o.requestId).join(', ')}`);
 }

@@ -107,7 +107,10 @@ export class World {
 
   static async create(instances = 1): Promise<World> {
     const site = await startFakeSite();
-    site.page('/ok', `<html><head><meta property="og:video" content="https://cdn.example/ok.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`);
+    site.page(
+      '/ok',
+      `<html><head><meta property="og:video" content="https://cdn.example/ok.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`,
+    );
     // A page whose server fails: the builtin provider fails with it (502 PROVIDER_ERROR).
     site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
     for (const m of MEDIA) site.file(m.path, makeMedia({ seconds: m.seconds }), 'audio/mpeg');
@@ -225,7 +228,13 @@ export class World {
     return `model-${process.pid}-${this.requestSeq}`;
   }
 
-  private async http(instance: number, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any } | { lost: string }> {
+  private async http(
+    instance: number,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: unknown,
+  ): Promise<{ status: number; json: any } | { lost: string }> {
     this.stats.requests += 1;
     this.stats.instances[instance].requests += 1;
     return send(this.gateways[instance].url, method, path, headers, body);
@@ -239,7 +248,13 @@ export class World {
     requestId = this.nextRequestId(),
     instance = this.nextInstance(),
   ): Promise<{ data: any; code?: string; details?: any; status: number } | { lost: string }> {
-    const res = await this.http(instance, 'POST', '/graphql', { authorization: `Bearer ${secret}`, 'x-request-id': requestId }, { query, variables });
+    const res = await this.http(
+      instance,
+      'POST',
+      '/graphql',
+      { authorization: `Bearer ${secret}`, 'x-request-id': requestId },
+      { query, variables },
+    );
     if ('lost' in res) return res;
     const error = res.json?.errors?.[0];
     // A request refused before GraphQL runs (by the HTTP layer) carries the REST error body.
@@ -262,12 +277,26 @@ export class World {
       if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
       const res = await this.http(instance, 'POST', `/api/${operation}`, headers, body);
       if ('lost' in res) return { kind: 'lost', error: res.lost };
-      if (res.status === 200) return { kind: 'ok', status: 200, jobId: res.json.id, charged: res.json.credits.charged, balance: res.json.credits.balance, body: res.json };
+      if (res.status === 200)
+        return {
+          kind: 'ok',
+          status: 200,
+          jobId: res.json.id,
+          charged: res.json.credits.charged,
+          balance: res.json.credits.balance,
+          body: res.json,
+        };
       return { kind: 'error', status: res.status, code: res.json?.error?.code ?? `HTTP_${res.status}`, details: res.json?.error?.details };
     }
     const input = operation === 'parse' ? 'ParseInput' : 'TranscribeInput';
     const fields = operation === 'parse' ? PARSE_FIELDS : TRANSCRIPTION_FIELDS;
-    const res = await this.gql(secret, `mutation($i: ${input}!, $k: String) { ${operation}(input: $i, idempotencyKey: $k) { ${fields} } }`, { i: body, k: idempotencyKey }, requestId, instance);
+    const res = await this.gql(
+      secret,
+      `mutation($i: ${input}!, $k: String) { ${operation}(input: $i, idempotencyKey: $k) { ${fields} } }`,
+      { i: body, k: idempotencyKey },
+      requestId,
+      instance,
+    );
     if ('lost' in res) return { kind: 'lost', error: res.lost };
     if (res.code) return { kind: 'error', status: res.status, code: res.code, details: res.details };
     const r = res.data[operation];
@@ -277,12 +306,24 @@ export class World {
   /** Queues a transcription through one instance (REST with Prefer: respond-async, or GraphQL startTranscription). */
   async start(instance: number, door: Door, secret: string, mediaUrl: string, requestId: string): Promise<Answer> {
     if (door === 'rest') {
-      const res = await this.http(instance, 'POST', '/api/transcribe', { authorization: `Bearer ${secret}`, 'x-request-id': requestId, prefer: 'respond-async' }, { mediaUrl });
+      const res = await this.http(
+        instance,
+        'POST',
+        '/api/transcribe',
+        { authorization: `Bearer ${secret}`, 'x-request-id': requestId, prefer: 'respond-async' },
+        { mediaUrl },
+      );
       if ('lost' in res) return { kind: 'lost', error: res.lost };
       if (res.status === 202) return { kind: 'accepted', jobId: res.json.id, status: res.json.status, held: res.json.creditsHeld };
       return { kind: 'error', status: res.status, code: res.json?.error?.code ?? `HTTP_${res.status}`, details: res.json?.error?.details };
     }
-    const res = await this.gql(secret, `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld } }`, { i: { mediaUrl } }, requestId, instance);
+    const res = await this.gql(
+      secret,
+      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld } }`,
+      { i: { mediaUrl } },
+      requestId,
+      instance,
+    );
     if ('lost' in res) return { kind: 'lost', error: res.lost };
     if (res.code) return { kind: 'error', status: res.status, code: res.code, details: res.details };
     const j = res.data.startTranscription;

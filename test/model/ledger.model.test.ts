@@ -21,7 +21,8 @@ import { World, type Door } from './ledger-world.js';
  */
 const LONG = process.env.MODEL_RUNS !== undefined;
 const INSTANCES = Number(process.env.MODEL_INSTANCES ?? 1);
-if (!Number.isInteger(INSTANCES) || INSTANCES < 1) throw new Error(`MODEL_INSTANCES=${process.env.MODEL_INSTANCES}: a number of gateway instances, 1 or more`);
+if (!Number.isInteger(INSTANCES) || INSTANCES < 1)
+  throw new Error(`MODEL_INSTANCES=${process.env.MODEL_INSTANCES}: a number of gateway instances, 1 or more`);
 const RUNS = Number(process.env.MODEL_RUNS ?? 3);
 const SEED = Number(process.env.MODEL_SEED ?? 20_261_207);
 const MAX_COMMANDS = Number(process.env.MODEL_COMMANDS ?? (LONG ? 30 : 12));
@@ -53,7 +54,9 @@ const commands = fc.commands(
     fc.array(workSpec, { minLength: 2, maxLength: 4 }).map((s) => new Burst(s)),
     fc.array(workSpec, { minLength: 2, maxLength: 4 }).map((s) => new Burst(s)),
     fc.tuple(account, fc.nat(5), door, fc.boolean()).map(([a, k, d, running]) => new Cancel(a, k, d, running)),
-    fc.tuple(fc.constantFrom(...FAILPOINTS), account, door, fc.nat(2), fc.array(workSpec, { maxLength: 2 })).map(([fp, a, d, v, extras]) => new Crash(fp, a, d, v, extras)),
+    fc
+      .tuple(fc.constantFrom(...FAILPOINTS), account, door, fc.nat(2), fc.array(workSpec, { maxLength: 2 }))
+      .map(([fp, a, d, v, extras]) => new Crash(fp, a, d, v, extras)),
     fc.constant(null).map(() => new Sweep()),
     fc.tuple(account, fc.nat(5)).map(([a, k]) => new Revoke(a, k)),
     account.map((a) => new NewKey(a)),
@@ -63,7 +66,16 @@ const commands = fc.commands(
   { maxCommands: MAX_COMMANDS, size: 'max', ...(process.env.MODEL_COMMANDS_PATH ? { replayPath: process.env.MODEL_COMMANDS_PATH } : {}) },
 );
 
-const spec = (kind: WorkSpec['kind'], acc: number, d: Door, extra: Partial<WorkSpec> = {}): WorkSpec => ({ kind, media: 1, account: acc, key: 0, door: d, keyed: true, target: 0, ...extra });
+const spec = (kind: WorkSpec['kind'], acc: number, d: Door, extra: Partial<WorkSpec> = {}): WorkSpec => ({
+  kind,
+  media: 1,
+  account: acc,
+  key: 0,
+  door: d,
+  keyed: true,
+  target: 0,
+  ...extra,
+});
 
 /**
  * A crash at every failpoint, once, each on a path that passes there (waited-for and queued work,
@@ -134,26 +146,36 @@ describe(`the ledger against a model, with real crashes of the gateway process (
     // Parallel parses on few credits: every refusal must report less than it requires. The 402's
     // "available" came from the statement's snapshot, taken before the holds it had waited for
     // ("needs 1 credit(s); 2 available"); the ledger now reads the balance after the refusal.
-    await runModel([new Burst(Array.from({ length: 8 }, (_, i) => spec('parseOk', 1, i % 2 ? 'rest' : 'graphql', { keyed: i % 3 === 0 })))]);
+    await runModel([
+      new Burst(Array.from({ length: 8 }, (_, i) => spec('parseOk', 1, i % 2 ? 'rest' : 'graphql', { keyed: i % 3 === 0 }))),
+    ]);
     // Seed 2, shrunk: overlapping holds, a failure and a queued job on one account (the model once
     // judged a refusal against holds already settled by the answers judged before it).
     await runModel([
       new Burst([spec('parseOk', 1, 'rest', { keyed: false }), spec('parseOk', 0, 'rest', { keyed: false })]),
-      new Burst([spec('parseFail', 1, 'rest', { keyed: false }), spec('parseOk', 1, 'rest', { keyed: false }), spec('queued', 1, 'rest', { media: 0, keyed: false })]),
+      new Burst([
+        spec('parseFail', 1, 'rest', { keyed: false }),
+        spec('parseOk', 1, 'rest', { keyed: false }),
+        spec('queued', 1, 'rest', { media: 0, keyed: false }),
+      ]),
     ]);
   }, 120_000);
 
-  it(`keeps every invariant after every command of random sequences (seed ${SEED}, ${RUNS} runs of up to ${MAX_COMMANDS} commands)`, async () => {
-    await fc.assert(
-      fc.asyncProperty(commands, (cmds) => runModel(cmds)),
-      {
-        seed: SEED,
-        numRuns: RUNS,
-        ...(process.env.MODEL_PATH ? { path: process.env.MODEL_PATH } : {}),
-        // In `npm test` a failure is reported at once with its seed and path; the long run shrinks it.
-        endOnFailure: !LONG,
-        verbose: 1,
-      },
-    );
-  }, (LONG ? RUNS * 10 : 5) * 60_000);
+  it(
+    `keeps every invariant after every command of random sequences (seed ${SEED}, ${RUNS} runs of up to ${MAX_COMMANDS} commands)`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(commands, (cmds) => runModel(cmds)),
+        {
+          seed: SEED,
+          numRuns: RUNS,
+          ...(process.env.MODEL_PATH ? { path: process.env.MODEL_PATH } : {}),
+          // In `npm test` a failure is reported at once with its seed and path; the long run shrinks it.
+          endOnFailure: !LONG,
+          verbose: 1,
+        },
+      );
+    },
+    (LONG ? RUNS * 10 : 5) * 60_000,
+  );
 });

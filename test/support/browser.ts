@@ -10,13 +10,23 @@ export const SCREENSHOTS = join(process.cwd(), 'test-results', 'account-ui');
 /** Launches the browser, or fails with what to install: a browser test is never skipped silently. */
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`No browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), as .ci/run does, or set CHROMIUM_PATH.`);
+    throw new Error(
+      `No browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), as .ci/run does, or set CHROMIUM_PATH.`,
+    );
   }
   mkdirSync(SCREENSHOTS, { recursive: true });
   // As root and on a closed network: no sandbox, and none of Chromium's own background traffic.
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   // Every page of every context (browser.newPage makes one too) is watched from its first request.
   browser.on('context', watch);

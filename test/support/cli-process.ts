@@ -12,7 +12,12 @@ export interface LogEntry {
  * says where it listens, `mediagate worker` that it waits). Rejects when the process exits first,
  * with `output()` (what the caller collected) in the message.
  */
-export function readyEntry(child: ChildProcess, ready: (entry: LogEntry) => boolean, what: string, output: () => string): Promise<LogEntry> {
+export function readyEntry(
+  child: ChildProcess,
+  ready: (entry: LogEntry) => boolean,
+  what: string,
+  output: () => string,
+): Promise<LogEntry> {
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       let entry: LogEntry;

@@ -16,7 +16,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  * Returns the code.
  */
 export function checkRestError(res: TestResponse): ErrorCode {
-  if (res.statusCode >= 500 && res.statusCode !== 503 && res.statusCode !== 504 && res.statusCode !== 502) fail('a 5xx outside the contract', res);
+  if (res.statusCode >= 500 && res.statusCode !== 503 && res.statusCode !== 504 && res.statusCode !== 502)
+    fail('a 5xx outside the contract', res);
   if (!/^application\/json\b/.test(res.headers['content-type'] ?? '')) fail('an error that is not JSON', res);
   let body: unknown;
   try {
@@ -29,12 +30,14 @@ export function checkRestError(res: TestResponse): ErrorCode {
   const extra = Object.keys(error).filter((k) => !['code', 'message', 'details', 'requestId'].includes(k));
   if (extra.length) fail(`unexpected fields ${extra.join(', ')}`, res);
   if (typeof error.message !== 'string' || !error.message) fail('no message', res);
-  if (typeof error.requestId !== 'string' || error.requestId !== res.headers['x-request-id']) fail('requestId missing or not the x-request-id', res);
+  if (typeof error.requestId !== 'string' || error.requestId !== res.headers['x-request-id'])
+    fail('requestId missing or not the x-request-id', res);
   if ('details' in error && !isPlainObject(error.details)) fail('details is not an object', res);
   if (!ERROR_CODES.includes(error.code as ErrorCode)) fail(`unknown code ${String(error.code)}`, res);
   const code = error.code as ErrorCode;
   if (code === 'INTERNAL_ERROR') fail('INTERNAL_ERROR (a bug)', res);
-  if (ERROR_CATALOGUE[code].status !== res.statusCode) fail(`status ${res.statusCode} for ${code} (the contract says ${ERROR_CATALOGUE[code].status})`, res);
+  if (ERROR_CATALOGUE[code].status !== res.statusCode)
+    fail(`status ${res.statusCode} for ${code} (the contract says ${ERROR_CATALOGUE[code].status})`, res);
   if (code === 'RATE_LIMITED' && !/^\d+$/.test(res.headers['retry-after'] ?? '')) fail('429 without Retry-After', res);
   return code;
 }
@@ -155,10 +158,12 @@ export async function snapshot(h: Harness, accountIds: readonly string[]): Promi
  */
 export function checkLedger(accountId: string, s: AccountSnapshot): void {
   const problems: string[] = [];
-  if (s.entryAvailable !== s.available || s.entryHeld !== s.held) problems.push(`entries sum to ${s.entryAvailable}/${s.entryHeld}, balance is ${s.available}/${s.held}`);
+  if (s.entryAvailable !== s.available || s.entryHeld !== s.held)
+    problems.push(`entries sum to ${s.entryAvailable}/${s.entryHeld}, balance is ${s.available}/${s.held}`);
   if (s.available < 0 || s.held < 0) problems.push('a negative balance');
   if (s.openHolds !== s.held) problems.push(`open jobs hold ${s.openHolds}, the balance holds ${s.held}`);
-  if (s.available + s.held + s.captured !== s.granted) problems.push(`granted ${s.granted} ≠ available ${s.available} + held ${s.held} + captured ${s.captured}`);
+  if (s.available + s.held + s.captured !== s.granted)
+    problems.push(`granted ${s.granted} ≠ available ${s.available} + held ${s.held} + captured ${s.captured}`);
   if (s.chargedFailures) problems.push(`${s.chargedFailures} unsuccessful job(s) charged`);
   if (problems.length) throw new ContractViolation(`ledger of ${accountId}: ${problems.join('; ')}`);
 }

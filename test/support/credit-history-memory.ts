@@ -44,28 +44,37 @@ export function describeExportMemory(ROWS: number): void {
     let h: Harness;
     let account: { accountId: string; key: string };
     let oldestId: string;
-    beforeAll(async () => {
-      h = await createHarness();
-      account = await h.account({ credits: 0 });
-      const db = new pg.Client({ connectionString: h.clientUrl });
-      await db.connect();
-      try {
-        // Microseconds apart: a millisecond holds a thousand rows, which paging by a JS Date would lose.
-        await db.query(
-          `insert into credit_entry (account_id, kind, amount, available_delta, held_delta, reason, created_at)
+    beforeAll(
+      async () => {
+        h = await createHarness();
+        account = await h.account({ credits: 0 });
+        const db = new pg.Client({ connectionString: h.clientUrl });
+        await db.connect();
+        try {
+          // Microseconds apart: a millisecond holds a thousand rows, which paging by a JS Date would lose.
+          await db.query(
+            `insert into credit_entry (account_id, kind, amount, available_delta, held_delta, reason, created_at)
            select $1, 'ADJUST', 1, 1, 0, 'bulk ' || g, timestamptz '2026-01-01T00:00:00Z' + (g - 1) * interval '1 millisecond'
              from generate_series(1, $2::int) g`,
-          [account.accountId, ROWS],
-        );
-        oldestId = (await db.query<{ min: string }>(`select min(id)::text as min from credit_entry where account_id = $1`, [account.accountId])).rows[0].min;
-      } finally {
-        await db.end();
-      }
-    }, Math.max(120_000, ROWS * 0.3)); // the insert takes longer the more rows there are
+            [account.accountId, ROWS],
+          );
+          oldestId = (
+            await db.query<{ min: string }>(`select min(id)::text as min from credit_entry where account_id = $1`, [account.accountId])
+          ).rows[0].min;
+        } finally {
+          await db.end();
+        }
+      },
+      Math.max(120_000, ROWS * 0.3),
+    ); // the insert takes longer the more rows there are
     afterAll(() => h.close());
 
     /** Downloads a CSV, counting line feeds; returns the count, the first and the last line. */
-    function download(path: string, key: string, signal?: AbortSignal): Promise<{ status: number; lines: number; first: string; last: string }> {
+    function download(
+      path: string,
+      key: string,
+      signal?: AbortSignal,
+    ): Promise<{ status: number; lines: number; first: string; last: string }> {
       return new Promise((resolve, reject) => {
         http
           .get(`${h.url}${path}`, { headers: { authorization: `Bearer ${key}` }, signal }, (res) => {
@@ -89,48 +98,48 @@ export function describeExportMemory(ROWS: number): void {
 
     it(`streams ${ROWS.toLocaleString('en')} rows with the resident size growing by less than ${MAX_RSS_GROWTH_MB} MB`, async () => {
       const a = account;
-        // Warm up (code compiled, pools and heap spaces sized as in steady state) on a slice of the history.
-        const warm = await download(`/api/credit-history.csv?from=${new Date(Date.parse(OLDEST) + ROWS * 0.9).toISOString()}`, a.key);
-        expect(warm.lines).toBe(ROWS / 10 + 1);
+      // Warm up (code compiled, pools and heap spaces sized as in steady state) on a slice of the history.
+      const warm = await download(`/api/credit-history.csv?from=${new Date(Date.parse(OLDEST) + ROWS * 0.9).toISOString()}`, a.key);
+      expect(warm.lines).toBe(ROWS / 10 + 1);
 
-        const gc = collector();
-        gc();
-        const start = process.memoryUsage().rss;
-        let peak = start;
-        let samples = 0;
-        // Past the bound there is no point reading on (a buffered export would take minutes here).
-        const overBound = new AbortController();
-        const sampler = setInterval(() => {
-          if (++samples % GC_EVERY === 0) gc();
-          peak = Math.max(peak, process.memoryUsage().rss);
-          if (peak - start > MAX_RSS_GROWTH_MB * 2 ** 20) overBound.abort();
-        }, 100);
-        const began = Date.now();
-        let result: Awaited<ReturnType<typeof download>> | undefined;
-        let failure: unknown;
-        try {
-          result = await download('/api/credit-history.csv', a.key, overBound.signal);
-        } catch (err) {
-          failure = err;
-        } finally {
-          clearInterval(sampler);
-        }
+      const gc = collector();
+      gc();
+      const start = process.memoryUsage().rss;
+      let peak = start;
+      let samples = 0;
+      // Past the bound there is no point reading on (a buffered export would take minutes here).
+      const overBound = new AbortController();
+      const sampler = setInterval(() => {
+        if (++samples % GC_EVERY === 0) gc();
         peak = Math.max(peak, process.memoryUsage().rss);
-        const growthMb = (peak - start) / 2 ** 20;
-        // Shown with the test results: the figure the bound is checked against.
-        console.info(
-          `credit-history.csv: ${ROWS} rows in ${Date.now() - began} ms, ${samples} samples; ` +
-            `RSS ${Math.round(start / 2 ** 20)} MB → peak ${Math.round(peak / 2 ** 20)} MB (+${growthMb.toFixed(0)} MB)`,
-        );
-        expect(growthMb).toBeLessThan(MAX_RSS_GROWTH_MB);
-        if (failure) throw failure;
-        if (!result) throw new Error('no response');
+        if (peak - start > MAX_RSS_GROWTH_MB * 2 ** 20) overBound.abort();
+      }, 100);
+      const began = Date.now();
+      let result: Awaited<ReturnType<typeof download>> | undefined;
+      let failure: unknown;
+      try {
+        result = await download('/api/credit-history.csv', a.key, overBound.signal);
+      } catch (err) {
+        failure = err;
+      } finally {
+        clearInterval(sampler);
+      }
+      peak = Math.max(peak, process.memoryUsage().rss);
+      const growthMb = (peak - start) / 2 ** 20;
+      // Shown with the test results: the figure the bound is checked against.
+      console.info(
+        `credit-history.csv: ${ROWS} rows in ${Date.now() - began} ms, ${samples} samples; ` +
+          `RSS ${Math.round(start / 2 ** 20)} MB → peak ${Math.round(peak / 2 ** 20)} MB (+${growthMb.toFixed(0)} MB)`,
+      );
+      expect(growthMb).toBeLessThan(MAX_RSS_GROWTH_MB);
+      if (failure) throw failure;
+      if (!result) throw new Error('no response');
 
-        expect(result.status).toBe(200);
-        expect(result.lines).toBe(ROWS + 1);
-        expect(result.first).toBe(CSV_HEADER);
-        // Newest first: the last row written is the first inserted.
-        expect(result.last.split(',').slice(0, 4)).toEqual([oldestId, OLDEST, a.accountId, 'ADJUST']);
+      expect(result.status).toBe(200);
+      expect(result.lines).toBe(ROWS + 1);
+      expect(result.first).toBe(CSV_HEADER);
+      // Newest first: the last row written is the first inserted.
+      expect(result.last.split(',').slice(0, 4)).toEqual([oldestId, OLDEST, a.accountId, 'ADJUST']);
     }, 120_000);
 
     it('stops reading the database when the client goes away', async () => {
@@ -139,7 +148,10 @@ export function describeExportMemory(ROWS: number): void {
       let readToTheEnd = false;
       // The service's own repository: every instance reads through the prototype.
       const read = CreditHistoryRepository.prototype.batches;
-      const spy = jest.spyOn(CreditHistoryRepository.prototype, 'batches').mockImplementation(async function* (this: CreditHistoryRepository, ...args: Parameters<typeof read>) {
+      const spy = jest.spyOn(CreditHistoryRepository.prototype, 'batches').mockImplementation(async function* (
+        this: CreditHistoryRepository,
+        ...args: Parameters<typeof read>
+      ) {
         try {
           for await (const batch of read.apply(this, args)) {
             batches++;

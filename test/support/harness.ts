@@ -38,7 +38,11 @@ export interface Harness {
   url: string;
   request(method: string, path: string, opts?: { headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
   rest(path: string, body: unknown, key?: string | null, headers?: Record<string, string>): Promise<TestResponse>;
-  gql<T = any>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<{ status: number; data: T; errors?: any[] }>;
+  gql<T = any>(
+    query: string,
+    variables?: Record<string, unknown>,
+    key?: string | null,
+  ): Promise<{ status: number; data: T; errors?: any[] }>;
   balance(accountId: string): Promise<{ available: number; held: number }>;
   /** Ledger invariants: entries sum to the balance; nothing negative. */
   ledgerSums(accountId: string): Promise<{ available: number; held: number }>;
@@ -67,13 +71,15 @@ export async function createHarness(
     shareDatabaseOf?: Harness;
   } = {},
 ): Promise<Harness> {
-  const config = prepareConfig(loadConfig({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
-    API_KEY_PEPPER: TEST_PEPPER,
-    MEDIAGATE_DATA_DIR: '/tmp/mediagate-test-unused',
-    ...env,
-  }));
+  const config = prepareConfig(
+    loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      API_KEY_PEPPER: TEST_PEPPER,
+      MEDIAGATE_DATA_DIR: '/tmp/mediagate-test-unused',
+      ...env,
+    }),
+  );
   // After the configuration: a refused configuration leaves no database behind.
   const shared = options.shareDatabaseOf?.database;
   const db = shared ?? (await createTestDatabase(options.database, { severable: options.severable }));
@@ -89,7 +95,11 @@ export async function createHarness(
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address() as AddressInfo;
   const base = `http://127.0.0.1:${address.port}`;
-  const request = async (method: string, path: string, opts: { headers?: Record<string, string>; body?: string } = {}): Promise<TestResponse> => {
+  const request = async (
+    method: string,
+    path: string,
+    opts: { headers?: Record<string, string>; body?: string } = {},
+  ): Promise<TestResponse> => {
     const res = await fetch(base + path, { method, headers: opts.headers, body: opts.body });
     const body = await res.text();
     return { statusCode: res.status, headers: Object.fromEntries(res.headers.entries()), body, json: () => JSON.parse(body) };
@@ -148,7 +158,11 @@ export async function createHarness(
         );
       return { available: Number(rows[0].a), held: Number(rows[0].h) };
     },
-    sql: (query, params = []) => db.orm.em.fork().getConnection().execute(query, params as any[]),
+    sql: (query, params = []) =>
+      db.orm.em
+        .fork()
+        .getConnection()
+        .execute(query, params as any[]),
     severDatabaseConnections: () => db.severConnections(),
     async close() {
       await app.close();

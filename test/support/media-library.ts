@@ -111,7 +111,22 @@ function limiter(n: number): <T>(task: () => Promise<T>) => Promise<T> {
 const videoIn = (w: number, h: number) => ['-f', 'lavfi', '-i', `testsrc2=size=${w}x${h}:rate=${FPS}:duration=${SECONDS}`];
 const audioIn = (freq = 440) => ['-f', 'lavfi', '-i', `sine=frequency=${freq}:sample_rate=48000:duration=${SECONDS}`];
 /** H.264, a keyframe every second so 1-second HLS/DASH segments cut cleanly. */
-const H264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '40', '-pix_fmt', 'yuv420p', '-g', `${FPS}`, '-keyint_min', `${FPS}`, '-sc_threshold', '0'];
+const H264 = [
+  '-c:v',
+  'libx264',
+  '-preset',
+  'ultrafast',
+  '-crf',
+  '40',
+  '-pix_fmt',
+  'yuv420p',
+  '-g',
+  `${FPS}`,
+  '-keyint_min',
+  `${FPS}`,
+  '-sc_threshold',
+  '0',
+];
 const AAC = ['-c:a', 'aac', '-b:a', '64k', '-ac', '2'];
 
 /**
@@ -160,17 +175,48 @@ async function encode(dir: string): Promise<void> {
   const ladderIn = LADDER.flatMap(({ height }) => ['-i', at(`/media/av-${height}.mp4`)]);
   const ladderDeps = [...av.values()];
   // The hls muxer reads CODECS from Annex B extradata; mp4 input carries avcC, hence the bsf.
-  const HLS = ['-c', 'copy', '-bsf:v', 'h264_mp4toannexb', '-f', 'hls', '-hls_time', '1', '-hls_playlist_type', 'vod', '-hls_segment_type', 'mpegts'];
+  const HLS = [
+    '-c',
+    'copy',
+    '-bsf:v',
+    'h264_mp4toannexb',
+    '-f',
+    'hls',
+    '-hls_time',
+    '1',
+    '-hls_playlist_type',
+    'vod',
+    '-hls_segment_type',
+    'mpegts',
+  ];
   // dashenc insists on one picture aspect ratio per adaptation set; 854x480 is 427:240, so the
   // 480p representation is signalled 16:9 (sar 1280:1281) without re-encoding.
-  const DASH = ['-c', 'copy', '-aspect:v:2', '16:9', '-f', 'dash', '-seg_duration', '1', '-use_timeline', '1', '-use_template', '1', '-adaptation_sets', 'id=0,streams=v id=1,streams=a'];
+  const DASH = [
+    '-c',
+    'copy',
+    '-aspect:v:2',
+    '16:9',
+    '-f',
+    'dash',
+    '-seg_duration',
+    '1',
+    '-use_timeline',
+    '1',
+    '-use_template',
+    '1',
+    '-adaptation_sets',
+    'id=0,streams=v id=1,streams=a',
+  ];
   const ladderMaps = ['-map', '0:v', '-map', '1:v', '-map', '2:v', '-map', '0:a'];
-  const muxed = after([av.get(720)!, av.get(480)!], [
-    ...['-i', at('/media/av-720.mp4'), '-i', at('/media/av-480.mp4')],
-    ...['-map', '0:v', '-map', '0:a', '-map', '1:v', '-map', '1:a', ...HLS],
-    ...['-hls_segment_filename', at('/hls/muxed/%v/seg_%03d.ts'), '-master_pl_name', 'master.m3u8'],
-    ...['-var_stream_map', 'v:0,a:0,name:720p v:1,a:1,name:480p', at('/hls/muxed/%v/index.m3u8')],
-  ]);
+  const muxed = after(
+    [av.get(720)!, av.get(480)!],
+    [
+      ...['-i', at('/media/av-720.mp4'), '-i', at('/media/av-480.mp4')],
+      ...['-map', '0:v', '-map', '0:a', '-map', '1:v', '-map', '1:a', ...HLS],
+      ...['-hls_segment_filename', at('/hls/muxed/%v/seg_%03d.ts'), '-master_pl_name', 'master.m3u8'],
+      ...['-var_stream_map', 'v:0,a:0,name:720p v:1,a:1,name:480p', at('/hls/muxed/%v/index.m3u8')],
+    ],
+  );
   const remuxes = [
     ...LADDER.map(({ height }) =>
       after([av.get(height)!], ['-i', at(`/media/av-${height}.mp4`), '-map', '0:v', '-c', 'copy', at(`/media/v-${height}.mp4`)]),
@@ -186,10 +232,13 @@ async function encode(dir: string): Promise<void> {
       'v:0,agroup:aud,name:1080p v:1,agroup:aud,name:720p v:2,agroup:aud,name:480p a:0,agroup:aud,default:yes,language:en,name:audio',
       at('/hls/split/%v/index.m3u8'),
     ]),
-    after([av.get(720)!], [
-      ...['-i', at('/media/av-720.mp4'), ...HLS],
-      ...['-hls_segment_filename', at('/hls/single/seg_%03d.ts'), at('/hls/single/index.m3u8')],
-    ]),
+    after(
+      [av.get(720)!],
+      [
+        ...['-i', at('/media/av-720.mp4'), ...HLS],
+        ...['-hls_segment_filename', at('/hls/single/seg_%03d.ts'), at('/hls/single/index.m3u8')],
+      ],
+    ),
     after(ladderDeps, [...ladderIn, ...ladderMaps, ...DASH, '-single_file', '1', at('/dash/single/manifest.mpd')]),
     after(ladderDeps, [...ladderIn, ...ladderMaps, ...DASH, at('/dash/segmented/manifest.mpd')]),
     // Real servers often omit CODECS: the muxed ladder again, with the attribute stripped.

@@ -19,7 +19,10 @@ export function makeMedia(opts: { seconds: number; video?: boolean; audio?: bool
   if (opts.video) args.push('-pix_fmt', 'yuv420p');
   if (opts.audio !== false) args.push('-ac', '1');
   ffmpegVersion ??= execFileSync(bin, ['-version'], { encoding: 'utf8' }).split('\n')[0];
-  const key = createHash('sha256').update(JSON.stringify([ffmpegVersion, args, ext])).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(JSON.stringify([ffmpegVersion, args, ext]))
+    .digest('hex')
+    .slice(0, 16);
   const kept = join(tmpdir(), `mediagate-media-${key}.${ext}`);
   if (existsSync(kept)) return readFileSync(kept);
   const dir = mkdtempSync(join(tmpdir(), 'mediagate-media-'));

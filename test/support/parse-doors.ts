@@ -12,15 +12,31 @@ export interface DoorAnswer {
 }
 
 /** One parse of `url`, through REST or GraphQL, at `base` (a harness's URL, or another instance's). */
-export async function parseThrough(door: 'rest' | 'graphql', base: string, key: string, url: string, headers: Record<string, string> = {}): Promise<DoorAnswer> {
+export async function parseThrough(
+  door: 'rest' | 'graphql',
+  base: string,
+  key: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<DoorAnswer> {
   const rest = door === 'rest';
   const res = await fetch(`${base}${rest ? '/api/parse' : '/graphql'}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
-    body: JSON.stringify(rest ? { url } : { query: `mutation($url: String!) { parse(input: { url: $url }) { id status credits { charged balance } } }`, variables: { url } }),
+    body: JSON.stringify(
+      rest
+        ? { url }
+        : {
+            query: `mutation($url: String!) { parse(input: { url: $url }) { id status credits { charged balance } } }`,
+            variables: { url },
+          },
+    ),
   });
   const body = (await res.json()) as any;
-  if (rest) return res.status === 200 ? { status: 200, credits: body.credits } : { status: res.status, code: body.error.code, details: body.error.details };
+  if (rest)
+    return res.status === 200
+      ? { status: 200, credits: body.credits }
+      : { status: res.status, code: body.error.code, details: body.error.details };
   const error = body.errors?.[0];
   if (!error) return { status: 200, credits: body.data.parse.credits };
   const code = error.extensions.code as ErrorCode;
@@ -61,7 +77,11 @@ export async function changeUnheard(h: Harness, sql: string, params: unknown[]):
 }
 
 /** How many statements wrote an account's ledger entries of a kind: the rows one statement inserts share its transaction id. */
-export async function statementsOf(h: Harness, accountIds: string[], kind: 'HOLD' | 'CAPTURE'): Promise<{ entries: number; statements: number }> {
+export async function statementsOf(
+  h: Harness,
+  accountIds: string[],
+  kind: 'HOLD' | 'CAPTURE',
+): Promise<{ entries: number; statements: number }> {
   const [row] = await h.sql<{ entries: string; statements: string }>(
     `select count(*) as entries, count(distinct xmin::text) as statements from credit_entry where kind = ? and account_id in (${accountIds.map(() => '?').join(', ')})`,
     [kind, ...accountIds],

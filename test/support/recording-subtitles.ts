@@ -14,7 +14,21 @@ export function speechLike(seconds: number): Buffer {
   try {
     const out = join(dir, 'speech.mp3');
     const tone = `aevalsrc='0.4*sin(2*PI*220*t)*sin(2*PI*3*t)*lt(mod(t\\,9.3)\\,8)':s=22050:d=${seconds}`;
-    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', tone, '-ac', '1', '-b:a', '64k', out]);
+    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      tone,
+      '-ac',
+      '1',
+      '-b:a',
+      '64k',
+      out,
+    ]);
     return readFileSync(out);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -31,12 +45,20 @@ export function describeRecordingSubtitles(seconds: number, pieceSeconds: number
     let h: Harness;
     let site: FakeSite;
     let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
-    beforeAll(async () => {
-      site = await startFakeSite();
-      site.file('/recording.mp3', speechLike(seconds), 'audio/mpeg');
-      openai = await startFakeOpenAi();
-      h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: openai.baseUrl, OPENAI_PIECE_SECONDS: String(pieceSeconds) });
-    }, Math.max(60_000, seconds * 100)); // making the audio takes longer the longer it is
+    beforeAll(
+      async () => {
+        site = await startFakeSite();
+        site.file('/recording.mp3', speechLike(seconds), 'audio/mpeg');
+        openai = await startFakeOpenAi();
+        h = await createHarness({
+          FETCH_ALLOW_HOSTS: site.hostPort,
+          TRANSCRIBE_PROVIDERS: 'openai',
+          OPENAI_BASE_URL: openai.baseUrl,
+          OPENAI_PIECE_SECONDS: String(pieceSeconds),
+        });
+      },
+      Math.max(60_000, seconds * 100),
+    ); // making the audio takes longer the longer it is
     afterAll(async () => {
       await h?.close();
       await site?.close();

@@ -38,7 +38,8 @@ export async function createTestDatabase(kind: TestDatabaseKind = 'default', opt
   const adminUrl = kind === 'embedded' ? undefined : process.env.DATABASE_URL;
   if (!adminUrl) {
     // This worker's database server when it is free, else one in this process.
-    const embedded = (await leaseSharedEmbedded()) ?? (await startEmbedded(null, { loadDataDir: new Blob([readFileSync(await migratedTemplatePath())]) }));
+    const embedded =
+      (await leaseSharedEmbedded()) ?? (await startEmbedded(null, { loadDataDir: new Blob([readFileSync(await migratedTemplatePath())]) }));
     // The embedded socket server cannot drop its clients: a relay in front of it can.
     const direct = new URL(embedded.clientUrl);
     const relay = options.severable ? await startSeverableProxy({ host: direct.hostname, port: Number(direct.port) }) : null;
@@ -91,7 +92,10 @@ export async function createTestDatabase(kind: TestDatabaseKind = 'default', opt
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       try {
-        const { rows } = await c.query(`select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`, [name]);
+        const { rows } = await c.query(
+          `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()`,
+          [name],
+        );
         return rows[0].n as number;
       } finally {
         await c.end();

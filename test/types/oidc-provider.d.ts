@@ -14,7 +14,12 @@ declare module 'oidc-provider' {
 
   export interface Configuration {
     clients?: ClientMetadata[];
-    findAccount?: (ctx: unknown, sub: string) => { accountId: string; claims: () => Record<string, unknown> } | Promise<{ accountId: string; claims: () => Record<string, unknown> }>;
+    findAccount?: (
+      ctx: unknown,
+      sub: string,
+    ) =>
+      | { accountId: string; claims: () => Record<string, unknown> }
+      | Promise<{ accountId: string; claims: () => Record<string, unknown> }>;
     claims?: Record<string, string[]>;
     conformIdTokenClaims?: boolean;
     clientBasedCORS?: (ctx: unknown, origin: string, client: unknown) => boolean;

@@ -27,7 +27,10 @@ declare module 'webvtt-parser' {
 
   export class WebVTTParser {
     constructor(entities?: Record<string, string>);
-    parse(input: string, mode?: 'subtitles' | 'metadata' | 'chapters'): { cues: WebVTTCue[]; errors: WebVTTError[]; time: number; styles: string[] };
+    parse(
+      input: string,
+      mode?: 'subtitles' | 'metadata' | 'chapters',
+    ): { cues: WebVTTCue[]; errors: WebVTTError[]; time: number; styles: string[] };
   }
 
   const webvtt: { WebVTTParser: typeof WebVTTParser };

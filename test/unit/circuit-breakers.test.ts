@@ -35,14 +35,26 @@ describe('circuit breakers in failover', () => {
     const breakers = new CircuitBreakers({ volumeThreshold: 2, errorThresholdPercentage: 1 });
     for (let i = 0; i < 5; i++) {
       await expect(
-        runWithFailover([{ name: 'cobalt' }], signal(), log, async () => {
-          throw new ProviderError('cobalt', i % 2 ? 'no_media' : 'unavailable_content', 'x');
-        }, breakers),
+        runWithFailover(
+          [{ name: 'cobalt' }],
+          signal(),
+          log,
+          async () => {
+            throw new ProviderError('cobalt', i % 2 ? 'no_media' : 'unavailable_content', 'x');
+          },
+          breakers,
+        ),
       ).rejects.toBeInstanceOf(AppError);
       await expect(
-        runWithFailover([{ name: 'builtin' }], signal(), log, async () => {
-          throw new ProviderError('builtin', 'failed', 'page answered 500');
-        }, breakers),
+        runWithFailover(
+          [{ name: 'builtin' }],
+          signal(),
+          log,
+          async () => {
+            throw new ProviderError('builtin', 'failed', 'page answered 500');
+          },
+          breakers,
+        ),
       ).rejects.toMatchObject({ code: 'PROVIDER_ERROR' });
     }
     expect(breakers.isOpen('cobalt')).toBe(false);

@@ -8,19 +8,39 @@ describe('configuration', () => {
   it('lists every problem at once', () => {
     let err: unknown;
     try {
-      loadConfig({ PORT: 'eighty', PARSE_PROVIDERS: 'builtin,nope', FETCH_ALLOW_HOSTS: 'no-port', OPENAI_BASE_URL: 'ftp://x', DATABASE_URL: 'mysql://x' });
+      loadConfig({
+        PORT: 'eighty',
+        PARSE_PROVIDERS: 'builtin,nope',
+        FETCH_ALLOW_HOSTS: 'no-port',
+        OPENAI_BASE_URL: 'ftp://x',
+        DATABASE_URL: 'mysql://x',
+      });
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(ConfigError);
     const problems = (err as ConfigError).problems.join('\n');
-    for (const name of ['PORT', 'PARSE_PROVIDERS', 'FETCH_ALLOW_HOSTS', 'OPENAI_BASE_URL', 'DATABASE_URL']) expect(problems).toContain(name);
+    for (const name of ['PORT', 'PARSE_PROVIDERS', 'FETCH_ALLOW_HOSTS', 'OPENAI_BASE_URL', 'DATABASE_URL'])
+      expect(problems).toContain(name);
   });
 
   it('lists the rules between variables beside the problems of single variables, each once', () => {
-    const reading = readConfig({ NODE_ENV: 'production', PORT: 'x', OIDC_AUDIENCE: 'a', PARSE_PROVIDERS: 'cobalt', TRANSCRIBE_PROVIDERS: 'deepgram,nope', API_KEY_PEPPER: 'short' });
+    const reading = readConfig({
+      NODE_ENV: 'production',
+      PORT: 'x',
+      OIDC_AUDIENCE: 'a',
+      PARSE_PROVIDERS: 'cobalt',
+      TRANSCRIBE_PROVIDERS: 'deepgram,nope',
+      API_KEY_PEPPER: 'short',
+    });
     expect(reading.settings).toBeNull();
-    expect(reading.problems.map((p) => p.field).sort()).toEqual(['API_KEY_PEPPER', 'COBALT_API_URL', 'OIDC_ISSUER', 'PORT', 'TRANSCRIBE_PROVIDERS.1']);
+    expect(reading.problems.map((p) => p.field).sort()).toEqual([
+      'API_KEY_PEPPER',
+      'COBALT_API_URL',
+      'OIDC_ISSUER',
+      'PORT',
+      'TRANSCRIBE_PROVIDERS.1',
+    ]);
     // A pepper that is too short is one problem, not also "required in production"; an invalid provider list waits.
     expect(reading.problems.find((p) => p.field === 'API_KEY_PEPPER')?.message).toMatch(/at least 32/);
     expect(() => loadConfig({ NODE_ENV: 'production', PORT: 'x' })).toThrow(/PORT[\s\S]*API_KEY_PEPPER: required when NODE_ENV=production/);
@@ -43,7 +63,10 @@ describe('configuration', () => {
   it('refuses allow-list entries that are not host:port', () => {
     expect(() => loadConfig({ FETCH_ALLOW_HOSTS: 'media.local:99999' })).toThrow(/FETCH_ALLOW_HOSTS/);
     expect(() => loadConfig({ FETCH_ALLOW_HOSTS: '[:::]:80' })).toThrow(/FETCH_ALLOW_HOSTS/);
-    expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), FETCH_ALLOW_HOSTS: 'Media.Local:8080, [::1]:9000' }).fetchAllowHosts).toEqual(['media.local:8080', '[::1]:9000']);
+    expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), FETCH_ALLOW_HOSTS: 'Media.Local:8080, [::1]:9000' }).fetchAllowHosts).toEqual([
+      'media.local:8080',
+      '[::1]:9000',
+    ]);
   });
 
   it('requires a pepper in production and never invents one there', () => {
@@ -74,19 +97,35 @@ describe('configuration', () => {
     // Reading alone does not look: the process that starts does (prepareConfig).
     expect(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake }).transcribeProviders).toBeNull();
     expect(prepareConfig(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake })).transcribeProviders).toEqual(['local']);
-    expect(prepareConfig(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake, TRANSCRIBE_PROVIDERS: 'openai,local' })).transcribeProviders).toEqual(['openai', 'local']);
+    expect(
+      prepareConfig(loadConfig({ API_KEY_PEPPER: 'p'.repeat(32), POCKETSPHINX_PATH: fake, TRANSCRIBE_PROVIDERS: 'openai,local' }))
+        .transcribeProviders,
+    ).toEqual(['openai', 'local']);
   });
 
   it('reads the account area settings: PUBLIC_URL, login link and session lengths, the page’s OIDC client', () => {
     const base = { API_KEY_PEPPER: 'p'.repeat(32) };
-    expect(loadConfig({ ...base, PORT: '8080' })).toMatchObject({ publicUrl: 'http://localhost:8080', sessions: { loginLinkMinutes: 10, sessionHours: 8 } });
-    expect(loadConfig({ ...base, PUBLIC_URL: 'https://gate.example.com/mg/', LOGIN_LINK_MINUTES: '5', SESSION_HOURS: '12' })).toMatchObject({
-      publicUrl: 'https://gate.example.com/mg',
-      sessions: { loginLinkMinutes: 5, sessionHours: 12 },
+    expect(loadConfig({ ...base, PORT: '8080' })).toMatchObject({
+      publicUrl: 'http://localhost:8080',
+      sessions: { loginLinkMinutes: 10, sessionHours: 8 },
     });
-    expect(loadConfig({ ...base, OIDC_ISSUER: 'https://id.example.com', OIDC_AUDIENCE: 'a', OIDC_CLIENT_ID: 'page' }).oidc).toMatchObject({ clientId: 'page' });
+    expect(loadConfig({ ...base, PUBLIC_URL: 'https://gate.example.com/mg/', LOGIN_LINK_MINUTES: '5', SESSION_HOURS: '12' })).toMatchObject(
+      {
+        publicUrl: 'https://gate.example.com/mg',
+        sessions: { loginLinkMinutes: 5, sessionHours: 12 },
+      },
+    );
+    expect(loadConfig({ ...base, OIDC_ISSUER: 'https://id.example.com', OIDC_AUDIENCE: 'a', OIDC_CLIENT_ID: 'page' }).oidc).toMatchObject({
+      clientId: 'page',
+    });
     expect(loadConfig({ ...base, OIDC_ISSUER: 'https://id.example.com', OIDC_AUDIENCE: 'a' }).oidc).toMatchObject({ clientId: null });
-    for (const bad of [{ PUBLIC_URL: 'ftp://x.example' }, { PUBLIC_URL: 'https://x.example/?a=1' }, { LOGIN_LINK_MINUTES: '0' }, { SESSION_HOURS: 'long' }, { OIDC_CLIENT_ID: 'page' }]) {
+    for (const bad of [
+      { PUBLIC_URL: 'ftp://x.example' },
+      { PUBLIC_URL: 'https://x.example/?a=1' },
+      { LOGIN_LINK_MINUTES: '0' },
+      { SESSION_HOURS: 'long' },
+      { OIDC_CLIENT_ID: 'page' },
+    ]) {
       expect(() => loadConfig({ ...base, ...bad })).toThrow(ConfigError);
     }
   });
@@ -95,18 +134,18 @@ describe('configuration', () => {
     const base = { API_KEY_PEPPER: 'p'.repeat(32) };
     expect(loadConfig(base).trustProxy).toBeNull();
     expect(loadConfig({ ...base, TRUST_PROXY: '2' }).trustProxy).toBe(2);
-    expect(loadConfig({ ...base, TRUST_PROXY: ' 10.0.0.0/8, 192.0.2.7 ,::1,fd00::/8, Loopback,10.1.0.0/255.255.0.0 ' }).trustProxy).toEqual([
-      '10.0.0.0/8',
-      '192.0.2.7',
-      '::1',
-      'fd00::/8',
-      'loopback',
-      '10.1.0.0/255.255.0.0',
-    ]);
+    expect(loadConfig({ ...base, TRUST_PROXY: ' 10.0.0.0/8, 192.0.2.7 ,::1,fd00::/8, Loopback,10.1.0.0/255.255.0.0 ' }).trustProxy).toEqual(
+      ['10.0.0.0/8', '192.0.2.7', '::1', 'fd00::/8', 'loopback', '10.1.0.0/255.255.0.0'],
+    );
     const said = (value: string) => readConfig({ ...base, TRUST_PROXY: value }).problems.map((p) => `${p.field}: ${p.message}`);
     expect(said('0')).toEqual(['TRUST_PROXY: a hop count must be at least 1 (unset: no proxy is trusted)']);
     const entry = 'must be an IP address or CIDR range (or loopback, linklocal, uniquelocal); the list is separated by commas';
-    expect(said('10.0.0.1,proxy.internal,10.0.0.0/33,1.2.3,')).toEqual([`TRUST_PROXY.1: ${entry}`, `TRUST_PROXY.2: ${entry}`, `TRUST_PROXY.3: ${entry}`, `TRUST_PROXY.4: ${entry}`]);
+    expect(said('10.0.0.1,proxy.internal,10.0.0.0/33,1.2.3,')).toEqual([
+      `TRUST_PROXY.1: ${entry}`,
+      `TRUST_PROXY.2: ${entry}`,
+      `TRUST_PROXY.3: ${entry}`,
+      `TRUST_PROXY.4: ${entry}`,
+    ]);
     expect(said('true')).toEqual([`TRUST_PROXY.0: ${entry}`]);
   });
 

@@ -53,7 +53,9 @@ function copyOf(step: Instruction): { from: string | null; sources: string[] } {
 
 /** `ENV A=1 B=2` (or the old `ENV A 1`) → names and values. */
 const envPairs = (step: Instruction): [string, string][] =>
-  step.args.includes('=') ? [...step.args.matchAll(/(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=(\S*)/g)].map((m) => [m[1], m[2]]) : [[step.args.split(' ')[0], step.args.split(' ').slice(1).join(' ')]];
+  step.args.includes('=')
+    ? [...step.args.matchAll(/(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=(\S*)/g)].map((m) => [m[1], m[2]])
+    : [[step.args.split(' ')[0], step.args.split(' ').slice(1).join(' ')]];
 const envNames = (step: Instruction) => envPairs(step).map(([name]) => name);
 
 const escapeRe = (s: string) => s.replace(/[.+?^$()|[\]{}\\]/g, '\\$&');
@@ -97,7 +99,8 @@ function dockerfileProblems(dockerfile: string, dockerignore: string): string[] 
   if (users.length && runtime.steps.indexOf(users.at(-1)!) > start) problems.push('USER comes after CMD/ENTRYPOINT');
   const entrypoint = steps('ENTRYPOINT').at(-1)?.args;
   const expected = ['node', ...serveNodeFlags(read('package.json')), 'dist/cli/main.js'];
-  if (!entrypoint || JSON.stringify(JSON.parse(entrypoint)) !== JSON.stringify(expected)) problems.push(`ENTRYPOINT is not ${JSON.stringify(expected)} (npm start's flags)`);
+  if (!entrypoint || JSON.stringify(JSON.parse(entrypoint)) !== JSON.stringify(expected))
+    problems.push(`ENTRYPOINT is not ${JSON.stringify(expected)} (npm start's flags)`);
   const cmd = steps('CMD').at(-1)?.args;
   if (!cmd || JSON.stringify(JSON.parse(cmd)) !== JSON.stringify(['serve'])) problems.push('CMD is not ["serve"]');
   if (!steps('HEALTHCHECK').some((s) => /\/readyz\b/.test(s.args))) problems.push('no HEALTHCHECK on /readyz');
@@ -142,15 +145,20 @@ function dockerfileProblems(dockerfile: string, dockerignore: string): string[] 
     }
   }
   // Besides configuration, the image sets what sizes the process's memory for a server (the README's Run in production).
-  for (const s of steps('ENV')) for (const name of envNames(s)) if (!known.has(name) && !(name in SERVE_PROCESS_TUNING)) problems.push(`ENV ${name} is not a configuration variable`);
+  for (const s of steps('ENV'))
+    for (const name of envNames(s))
+      if (!known.has(name) && !(name in SERVE_PROCESS_TUNING)) problems.push(`ENV ${name} is not a configuration variable`);
   const runtimeEnv = Object.fromEntries(steps('ENV').flatMap(envPairs));
-  for (const [name, value] of Object.entries(SERVE_PROCESS_TUNING)) if (runtimeEnv[name] !== value) problems.push(`ENV ${name}=${value} is not set`);
+  for (const [name, value] of Object.entries(SERVE_PROCESS_TUNING))
+    if (runtimeEnv[name] !== value) problems.push(`ENV ${name}=${value} is not set`);
   return problems;
 }
 
 function dockerignoreProblems(text: string): string[] {
   const patterns = ignorePatterns(text);
-  return ['node_modules', '.git', '.env', '.env.production', 'dist', '.mediagate'].filter((p) => !ignored(p, patterns)).map((p) => `${p} is not ignored`);
+  return ['node_modules', '.git', '.env', '.env.production', 'dist', '.mediagate']
+    .filter((p) => !ignored(p, patterns))
+    .map((p) => `${p} is not ignored`);
 }
 
 type Service = {
@@ -176,13 +184,16 @@ function environmentOf(service: Service): Record<string, string> {
 
 /** Compose's interpolation (`${X}`, `${X:-default}`, `${X-default}`, `${X:?message}`), with `vars` as the shell and .env. */
 function interpolate(value: string, vars: Record<string, string>): string {
-  return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}/g, (whole, name: string, colon: string, kind: string, rest: string) => {
-    if (whole === '$$') return '$';
-    const set = name in vars && (colon ? vars[name] !== '' : true);
-    if (set) return vars[name];
-    if (kind === '?') throw new Error(`${name}: ${rest}`);
-    return kind === '-' ? rest : '';
-  });
+  return value.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-?])([^}]*))?\}/g,
+    (whole, name: string, colon: string, kind: string, rest: string) => {
+      if (whole === '$$') return '$';
+      const set = name in vars && (colon ? vars[name] !== '' : true);
+      if (set) return vars[name];
+      if (kind === '?') throw new Error(`${name}: ${rest}`);
+      return kind === '-' ? rest : '';
+    },
+  );
 }
 
 /** The host ports a service publishes (`"4000:80"`, `"127.0.0.1:4000:80"`, `{ published }`); a bare `"4000"` publishes none fixed. */
@@ -194,41 +205,58 @@ const hostPorts = (s: Service) =>
   });
 /** Where a bind mount of `target` comes from, relative to the compose file. */
 const mountSource = (s: Service, target: string) =>
-  (s.volumes ?? []).map((v) => (typeof v === 'string' ? { source: v.split(':')[0], target: v.split(':')[1] } : v)).find((v) => v.target === target)?.source;
+  (s.volumes ?? [])
+    .map((v) => (typeof v === 'string' ? { source: v.split(':')[0], target: v.split(':')[1] } : v))
+    .find((v) => v.target === target)?.source;
 
 /** The load balancer in front of the gateways: published, and handing every request to the gateway service's port. */
 function loadBalancerProblems(services: Record<string, Service>, files: (path: string) => string | null, readme: string): string[] {
   const problems: string[] = [];
   const gateway = services.gateway;
-  if (hostPorts(gateway).length) problems.push(`the gateway publishes host port ${hostPorts(gateway).join(', ')}: with --scale every gateway would want it`);
+  if (hostPorts(gateway).length)
+    problems.push(`the gateway publishes host port ${hostPorts(gateway).join(', ')}: with --scale every gateway would want it`);
   const lbs = Object.entries(services).filter(([, s]) => /^(nginx|caddy|traefik)(:|$)/.test(s.image ?? ''));
   if (lbs.length !== 1) return [...problems, `${lbs.length} load balancer services (nginx, Caddy or Traefik), not one`];
   const [name, lb] = lbs[0];
   if (lb.profiles) problems.push(`the load balancer ${name} is behind a profile`);
   if (!dependsOn(lb).gateway) problems.push(`the load balancer ${name} does not wait for the gateway`);
-  const config = loadConfig({ NODE_ENV: 'production', API_KEY_PEPPER: 'p'.repeat(40), ...Object.fromEntries(Object.entries(environmentOf(gateway)).map(([k, v]) => [k, interpolate(v, { API_KEY_PEPPER: 'p'.repeat(40) })])) });
-  if (!config.trustProxy) problems.push('the gateway does not trust the load balancer (TRUST_PROXY): every client would share its address budget');
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    API_KEY_PEPPER: 'p'.repeat(40),
+    ...Object.fromEntries(Object.entries(environmentOf(gateway)).map(([k, v]) => [k, interpolate(v, { API_KEY_PEPPER: 'p'.repeat(40) })])),
+  });
+  if (!config.trustProxy)
+    problems.push('the gateway does not trust the load balancer (TRUST_PROXY): every client would share its address budget');
   const published = hostPorts(lb);
-  if (!published.includes(new URL(config.publicUrl).port)) problems.push(`the load balancer does not publish PUBLIC_URL's port (${new URL(config.publicUrl).port})`);
+  if (!published.includes(new URL(config.publicUrl).port))
+    problems.push(`the load balancer does not publish PUBLIC_URL's port (${new URL(config.publicUrl).port})`);
   // nginx: its conf.d/default.conf, an upstream on the gateway service's name re-resolved, and every request passed to it.
   const source = mountSource(lb, '/etc/nginx/conf.d/default.conf');
   const conf = source ? files(source) : null;
-  if (conf === null) return [...problems, `the load balancer's configuration (${source ?? 'no mount at /etc/nginx/conf.d/default.conf'}) does not exist`];
+  if (conf === null)
+    return [...problems, `the load balancer's configuration (${source ?? 'no mount at /etc/nginx/conf.d/default.conf'}) does not exist`];
   const code = conf.replace(/#.*$/gm, '');
   const upstream = /upstream\s+(\w+)\s*\{([^}]*)\}/.exec(code);
-  if (!upstream || !new RegExp(`server\\s+gateway:${config.port}\\s+resolve\\b`).test(upstream[2])) problems.push(`the load balancer's upstream is not gateway:${config.port}, re-resolved (resolve)`);
+  if (!upstream || !new RegExp(`server\\s+gateway:${config.port}\\s+resolve\\b`).test(upstream[2]))
+    problems.push(`the load balancer's upstream is not gateway:${config.port}, re-resolved (resolve)`);
   if (upstream && !/\bzone\s+\w+/.test(upstream[2])) problems.push('the upstream has no zone, which resolve needs');
   if (!/^\s*resolver\s+127\.0\.0\.11\b/m.test(code)) problems.push("the load balancer does not ask Docker's DNS (resolver 127.0.0.11)");
   const listen = /listen\s+(\d+)/.exec(code)?.[1];
-  if (!listen || !(lb.ports ?? []).some((p) => String(typeof p === 'object' ? p.target : String(p).split(':').at(-1)) === listen)) problems.push(`the load balancer listens on ${listen}, which compose does not publish`);
-  if (upstream && !new RegExp(`proxy_pass\\s+http://${upstream[1]}\\s*;`).test(code)) problems.push('requests are not passed to the upstream');
+  if (!listen || !(lb.ports ?? []).some((p) => String(typeof p === 'object' ? p.target : String(p).split(':').at(-1)) === listen))
+    problems.push(`the load balancer listens on ${listen}, which compose does not publish`);
+  if (upstream && !new RegExp(`proxy_pass\\s+http://${upstream[1]}\\s*;`).test(code))
+    problems.push('requests are not passed to the upstream');
   if (/non_idempotent/.test(code)) problems.push('the load balancer may send a POST twice (non_idempotent)');
   if (!/--scale gateway=\d+/.test(readme)) problems.push('the README does not show --scale gateway=N');
   return problems;
 }
 
 const commandOf = (s: Service) => (Array.isArray(s.command) ? s.command.join(' ') : (s.command ?? ''));
-const dependsOn = (s: Service) => (Array.isArray(s.depends_on) ? Object.fromEntries(s.depends_on.map((d) => [d, {}])) : (s.depends_on ?? {})) as Record<string, { condition?: string }>;
+const dependsOn = (s: Service) =>
+  (Array.isArray(s.depends_on) ? Object.fromEntries(s.depends_on.map((d) => [d, {}])) : (s.depends_on ?? {})) as Record<
+    string,
+    { condition?: string }
+  >;
 
 function composeProblems(text: string, readme: string, files: (path: string) => string | null = readIfExists): string[] {
   const problems: string[] = [];
@@ -236,7 +264,8 @@ function composeProblems(text: string, readme: string, files: (path: string) => 
   const ours = Object.entries(services).filter(([, s]) => s.build !== undefined);
   for (const [name, s] of ours) {
     const build = typeof s.build === 'string' ? { context: s.build } : s.build!;
-    if ((build.context ?? '.') !== '.' || (build.dockerfile ?? 'Dockerfile') !== 'Dockerfile') problems.push(`${name} is not built from ./Dockerfile`);
+    if ((build.context ?? '.') !== '.' || (build.dockerfile ?? 'Dockerfile') !== 'Dockerfile')
+      problems.push(`${name} is not built from ./Dockerfile`);
   }
   const gateway = services.gateway;
   const worker = services.worker;
@@ -246,14 +275,21 @@ function composeProblems(text: string, readme: string, files: (path: string) => 
   if (commandOf(gateway) !== 'serve') problems.push('the gateway does not run `serve`');
   if (commandOf(worker) !== 'worker') problems.push('the worker does not run `worker`');
   if (worker.healthcheck?.disable !== true) problems.push('the worker keeps the image’s HTTP health check');
-  for (const dep of ['postgres', 'redis']) if (dependsOn(gateway)[dep]?.condition !== 'service_healthy') problems.push(`the gateway does not wait for a healthy ${dep}`);
-  for (const profile of ['cobalt', 'whisper']) if (!services[profile]?.profiles?.includes(profile)) problems.push(`no ${profile} service behind the ${profile} profile`);
+  for (const dep of ['postgres', 'redis'])
+    if (dependsOn(gateway)[dep]?.condition !== 'service_healthy') problems.push(`the gateway does not wait for a healthy ${dep}`);
+  for (const profile of ['cobalt', 'whisper'])
+    if (!services[profile]?.profiles?.includes(profile)) problems.push(`no ${profile} service behind the ${profile} profile`);
   if (!environmentOf(services.cobalt ?? {}).API_URL) problems.push('cobalt has no API_URL');
 
   // The variables: known to the schema and the README; values the configuration accepts.
   const table = readme.split(/^## Configuration$/m)[1]?.split(/^## /m)[0] ?? '';
-  const documented = new Set([...table.matchAll(/^\|([^|]*)\|/gm)].flatMap((m) => [...m[1].matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((n) => n[1])));
-  for (const [name, s] of [['gateway', gateway], ['worker', worker]] as const) {
+  const documented = new Set(
+    [...table.matchAll(/^\|([^|]*)\|/gm)].flatMap((m) => [...m[1].matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((n) => n[1])),
+  );
+  for (const [name, s] of [
+    ['gateway', gateway],
+    ['worker', worker],
+  ] as const) {
     for (const key of Object.keys(environmentOf(s))) {
       if (!known.has(key)) problems.push(`${name} sets ${key}, which the configuration does not know`);
       if (!documented.has(key)) problems.push(`${name} sets ${key}, which the README's configuration table does not list`);
@@ -261,20 +297,30 @@ function composeProblems(text: string, readme: string, files: (path: string) => 
   }
   const pepper = { API_KEY_PEPPER: 'p'.repeat(40) };
   const withProfiles = { ...pepper, PARSE_PROVIDERS: 'cobalt,builtin,ytdlp', TRANSCRIBE_PROVIDERS: 'openai,local' };
-  for (const [label, vars] of [['defaults', pepper], ['the profiles', withProfiles]] as const) {
-    for (const [name, s] of [['gateway', gateway], ['worker', worker]] as const) {
+  for (const [label, vars] of [
+    ['defaults', pepper],
+    ['the profiles', withProfiles],
+  ] as const) {
+    for (const [name, s] of [
+      ['gateway', gateway],
+      ['worker', worker],
+    ] as const) {
       try {
         const env = Object.fromEntries(Object.entries(environmentOf(s)).map(([k, v]) => [k, interpolate(v, vars)]));
         const config = loadConfig({ NODE_ENV: 'production', ...env });
         if (name === 'gateway' && config.workerConcurrency !== 0) problems.push('the gateway works the queue beside the worker');
         if (name === 'worker' && config.workerConcurrency < 1) problems.push('the worker works nothing');
-        if (name === 'gateway' && !config.redisUrl?.includes('//redis:')) problems.push('the gateway does not share rate limits through the redis service');
+        if (name === 'gateway' && !config.redisUrl?.includes('//redis:'))
+          problems.push('the gateway does not share rate limits through the redis service');
         if (!config.databaseUrl?.includes('@postgres:')) problems.push(`${name} does not use the postgres service`);
         if (label === 'the profiles') {
-          if (new URL(config.cobalt.apiUrl ?? 'http://none').hostname !== 'cobalt') problems.push(`${name} does not reach the cobalt service`);
-          if (new URL(config.openai.baseUrl).hostname !== 'whisper' || config.transcribeProviders?.[0] !== 'openai') problems.push(`${name} does not transcribe with the whisper service first`);
+          if (new URL(config.cobalt.apiUrl ?? 'http://none').hostname !== 'cobalt')
+            problems.push(`${name} does not reach the cobalt service`);
+          if (new URL(config.openai.baseUrl).hostname !== 'whisper' || config.transcribeProviders?.[0] !== 'openai')
+            problems.push(`${name} does not transcribe with the whisper service first`);
           const preload = environmentOf(services.whisper ?? {}).PRELOAD_MODELS ?? '[]';
-          if (!(JSON.parse(interpolate(preload, vars)) as string[]).includes(config.openai.model)) problems.push('the whisper service does not load the model the gateway asks for');
+          if (!(JSON.parse(interpolate(preload, vars)) as string[]).includes(config.openai.model))
+            problems.push('the whisper service does not load the model the gateway asks for');
         }
       } catch (err) {
         problems.push(`${name} with ${label}: ${(err as Error).message}`);
@@ -293,7 +339,9 @@ function composeProblems(text: string, readme: string, files: (path: string) => 
     problems.push(`load balancer: ${(err as Error).message}`);
   }
   // The README's commands name profiles that exist.
-  for (const m of readme.matchAll(/--profile (\S+)/g)) if (!Object.values(services).some((s) => s.profiles?.includes(m[1]))) problems.push(`the README names a profile ${m[1]} that compose lacks`);
+  for (const m of readme.matchAll(/--profile (\S+)/g))
+    if (!Object.values(services).some((s) => s.profiles?.includes(m[1])))
+      problems.push(`the README names a profile ${m[1]} that compose lacks`);
   return problems;
 }
 
@@ -324,7 +372,11 @@ describe('container files', () => {
   };
 
   it.each([
-    ['one stage', (d: string) => 'FROM node:24-bookworm-slim' + d.split(/^FROM node:24-bookworm-slim AS runtime$/m)[1], 'fewer than two stages'],
+    [
+      'one stage',
+      (d: string) => 'FROM node:24-bookworm-slim' + d.split(/^FROM node:24-bookworm-slim AS runtime$/m)[1],
+      'fewer than two stages',
+    ],
     ['root user', (d: string) => swap(d, /^USER node$/m, 'USER root'), 'runs as root'],
     ['no user', (d: string) => swap(d, /^USER node$/m, ''), 'runs as root'],
     ['USER after start', (d: string) => swap(d, /^USER node$/m, '') + '\nUSER node\n', 'USER comes after'],
@@ -342,7 +394,11 @@ describe('container files', () => {
     ['copies everything', (d: string) => swap(d, 'COPY src ./src', 'COPY . .'), 'whole build context'],
     ['copies .env', (d: string) => swap(d, 'COPY schema ./schema', 'COPY schema .env ./'), '.env'],
     ['copies an ignored folder', (d: string) => swap(d, 'COPY schema ./schema', 'COPY schema docs ./'), 'docs is copied but .dockerignore'],
-    ['bakes a pepper', (d: string) => swap(d, 'ENV NODE_ENV=production', 'ENV API_KEY_PEPPER=x NODE_ENV=production'), 'API_KEY_PEPPER is baked'],
+    [
+      'bakes a pepper',
+      (d: string) => swap(d, 'ENV NODE_ENV=production', 'ENV API_KEY_PEPPER=x NODE_ENV=production'),
+      'API_KEY_PEPPER is baked',
+    ],
     ['unknown ENV', (d: string) => swap(d, 'ENV NODE_ENV=production', 'ENV NODE_ENVIRONMENT=production'), 'NODE_ENVIRONMENT'],
     ['another malloc', (d: string) => swap(d, 'MALLOC_ARENA_MAX=2', 'MALLOC_ARENA_MAX=8'), 'ENV MALLOC_ARENA_MAX=2 is not set'],
   ])('the Dockerfile check catches: %s', (_label, breakIt, problem) => {
@@ -358,8 +414,16 @@ describe('container files', () => {
   });
 
   it.each([
-    ['unknown variable', (c: string) => swap(c, 'LOG_LEVEL: ${LOG_LEVEL:-info}', 'LOG_LEVEL: ${LOG_LEVEL:-info}\n  LOGLEVEL: info'), 'LOGLEVEL, which the configuration does not know'],
-    ['invalid value', (c: string) => swap(c, '${PARSE_PROVIDERS:-builtin,ytdlp}', '${PARSE_PROVIDERS:-builtin,youtube}'), 'PARSE_PROVIDERS'],
+    [
+      'unknown variable',
+      (c: string) => swap(c, 'LOG_LEVEL: ${LOG_LEVEL:-info}', 'LOG_LEVEL: ${LOG_LEVEL:-info}\n  LOGLEVEL: info'),
+      'LOGLEVEL, which the configuration does not know',
+    ],
+    [
+      'invalid value',
+      (c: string) => swap(c, '${PARSE_PROVIDERS:-builtin,ytdlp}', '${PARSE_PROVIDERS:-builtin,youtube}'),
+      'PARSE_PROVIDERS',
+    ],
     ['another Dockerfile', (c: string) => swap(c, 'dockerfile: Dockerfile', 'dockerfile: Dockerfile.dev'), 'not built from ./Dockerfile'],
     ['worker serves', (c: string) => swap(c, 'command: worker', 'command: serve'), 'worker does not run `worker`'],
     ['gateway works the queue', (c: string) => swap(c, 'WORKER_CONCURRENCY: "0"', 'WORKER_CONCURRENCY: "2"'), 'gateway works the queue'],
@@ -367,12 +431,33 @@ describe('container files', () => {
     ['no cobalt profile', (c: string) => swap(c, 'profiles: [cobalt]', 'profiles: [extras]'), 'cobalt profile'],
     ['no whisper profile', (c: string) => swap(c, 'profiles: [whisper]', 'profiles: [extras]'), 'whisper profile'],
     ['whisper elsewhere', (c: string) => swap(c, 'http://whisper:8000/v1', 'https://api.openai.com/v1'), 'whisper service first'],
-    ['another model', (c: string) => swap(c, "PRELOAD_MODELS: '[\"${OPENAI_TRANSCRIBE_MODEL:-Systran/faster-whisper-small}\"]'", 'PRELOAD_MODELS: \'["Systran/faster-whisper-tiny"]\''), 'model the gateway asks for'],
-    ['pepper optional', (c: string) => swap(c, /API_KEY_PEPPER: \$\{API_KEY_PEPPER:\?[^}]*\}/, 'API_KEY_PEPPER: ${API_KEY_PEPPER:-}'), 'API_KEY_PEPPER'],
-    ['a gateway on a fixed host port', (c: string) => swap(c, 'expose:\n      - "4000"', 'ports:\n      - "4000:4000"'), 'the gateway publishes host port 4000'],
+    [
+      'another model',
+      (c: string) =>
+        swap(
+          c,
+          'PRELOAD_MODELS: \'["${OPENAI_TRANSCRIBE_MODEL:-Systran/faster-whisper-small}"]\'',
+          'PRELOAD_MODELS: \'["Systran/faster-whisper-tiny"]\'',
+        ),
+      'model the gateway asks for',
+    ],
+    [
+      'pepper optional',
+      (c: string) => swap(c, /API_KEY_PEPPER: \$\{API_KEY_PEPPER:\?[^}]*\}/, 'API_KEY_PEPPER: ${API_KEY_PEPPER:-}'),
+      'API_KEY_PEPPER',
+    ],
+    [
+      'a gateway on a fixed host port',
+      (c: string) => swap(c, 'expose:\n      - "4000"', 'ports:\n      - "4000:4000"'),
+      'the gateway publishes host port 4000',
+    ],
     ['no load balancer', (c: string) => swap(c, 'image: nginx:1.28', 'image: mediagate-lb'), '0 load balancer services'],
     ['the load balancer on another port', (c: string) => swap(c, '"4000:80"', '"8080:80"'), "does not publish PUBLIC_URL's port (4000)"],
-    ['the load balancer not waiting', (c: string) => swap(c, /(\n  lb:[\s\S]*?)\n    depends_on:\n      gateway:\n        condition: service_healthy\n/, '$1\n'), 'does not wait for the gateway'],
+    [
+      'the load balancer not waiting',
+      (c: string) => swap(c, /(\n  lb:[\s\S]*?)\n    depends_on:\n      gateway:\n        condition: service_healthy\n/, '$1\n'),
+      'does not wait for the gateway',
+    ],
     ['no trusted proxy', (c: string) => swap(c, /^\s+TRUST_PROXY: "1"$/m, ''), 'TRUST_PROXY'],
   ])('the compose check catches: %s', (_label, breakIt, problem) => {
     expect(composeProblems(breakIt(compose), readme).join('\n')).toContain(problem);
@@ -380,20 +465,34 @@ describe('container files', () => {
 
   const nginx = read('deploy/compose/nginx.conf');
   it.each([
-    ['another port', (n: string) => swap(n, 'server gateway:4000 resolve;', 'server gateway:4001 resolve;'), 'upstream is not gateway:4000'],
-    ['resolved once', (n: string) => swap(n, 'server gateway:4000 resolve;', 'server gateway:4000;'), 'upstream is not gateway:4000, re-resolved'],
+    [
+      'another port',
+      (n: string) => swap(n, 'server gateway:4000 resolve;', 'server gateway:4001 resolve;'),
+      'upstream is not gateway:4000',
+    ],
+    [
+      'resolved once',
+      (n: string) => swap(n, 'server gateway:4000 resolve;', 'server gateway:4000;'),
+      'upstream is not gateway:4000, re-resolved',
+    ],
     ['no zone', (n: string) => swap(n, /^\s*zone gateways 64k;$/m, ''), 'no zone'],
     ['no resolver', (n: string) => swap(n, /^resolver .*$/m, ''), "Docker's DNS"],
     ['another listener', (n: string) => swap(n, 'listen 80;', 'listen 8080;'), 'listens on 8080'],
     ['elsewhere', (n: string) => swap(n, 'proxy_pass http://gateways;', 'proxy_pass http://example.com;'), 'not passed to the upstream'],
-    ['POST retried', (n: string) => swap(n, 'proxy_next_upstream error timeout;', 'proxy_next_upstream error timeout non_idempotent;'), 'non_idempotent'],
+    [
+      'POST retried',
+      (n: string) => swap(n, 'proxy_next_upstream error timeout;', 'proxy_next_upstream error timeout non_idempotent;'),
+      'non_idempotent',
+    ],
   ])('the load balancer check catches nginx with %s', (_label, breakIt, problem) => {
     const files = (path: string) => (path === './deploy/compose/nginx.conf' ? breakIt(nginx) : null);
     expect(composeProblems(compose, readme, files).join('\n')).toContain(problem);
   });
 
   it('the load balancer check catches a configuration that is not there', () => {
-    expect(composeProblems(compose, readme, () => null).join('\n')).toContain("load balancer's configuration (./deploy/compose/nginx.conf) does not exist");
+    expect(composeProblems(compose, readme, () => null).join('\n')).toContain(
+      "load balancer's configuration (./deploy/compose/nginx.conf) does not exist",
+    );
   });
 
   it('the compose check catches a variable the README table lacks', () => {

@@ -40,7 +40,8 @@ function apiFieldNames(): Set<string> {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.d.ts')) for (const m of readFileSync(path, 'utf8').matchAll(/^\s+"([A-Za-z$][\w$-]*)"\??:/gm)) names.add(m[1]);
+      else if (entry.name.endsWith('.d.ts'))
+        for (const m of readFileSync(path, 'utf8').matchAll(/^\s+"([A-Za-z$][\w$-]*)"\??:/gm)) names.add(m[1]);
     }
   };
   for (const pkg of ['kubernetes-models', '@kubernetes-models/apimachinery']) walk(join(process.cwd(), 'node_modules', pkg));
@@ -48,7 +49,17 @@ function apiFieldNames(): Set<string> {
 }
 const API_FIELDS = apiFieldNames();
 /** Fields whose keys are the user's, not the API's. */
-const FREE_FORM = new Set(['labels', 'annotations', 'matchLabels', 'data', 'binaryData', 'stringData', 'nodeSelector', 'limits', 'requests']);
+const FREE_FORM = new Set([
+  'labels',
+  'annotations',
+  'matchLabels',
+  'data',
+  'binaryData',
+  'stringData',
+  'nodeSelector',
+  'limits',
+  'requests',
+]);
 
 function unknownFields(value: unknown, path: string): string[] {
   if (Array.isArray(value)) return value.flatMap((v, i) => unknownFields(v, `${path}[${i}]`));
@@ -61,18 +72,42 @@ function unknownFields(value: unknown, path: string): string[] {
   });
 }
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string> };
-type Container = { name: string; image: string; args?: string[]; ports?: { name?: string; containerPort: number }[]; env?: { name: string; value?: string; valueFrom?: any }[]; envFrom?: any[]; [probe: string]: any };
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: any;
+  data?: Record<string, string>;
+};
+type Container = {
+  name: string;
+  image: string;
+  args?: string[];
+  ports?: { name?: string; containerPort: number }[];
+  env?: { name: string; value?: string; valueFrom?: any }[];
+  envFrom?: any[];
+  [probe: string]: any;
+};
 
-const readBase = () => new Map(readdirSync(DIR).filter((f) => /\.ya?ml$/.test(f)).map((f) => [f, readFileSync(join(DIR, f), 'utf8')]));
+const readBase = () =>
+  new Map(
+    readdirSync(DIR)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .map((f) => [f, readFileSync(join(DIR, f), 'utf8')]),
+  );
 
 /** What is wrong with the base, given its files by name; empty when all holds. */
 function manifestProblems(files: Map<string, string>): string[] {
   const problems: string[] = [];
-  const kustomization = parse(files.get('kustomization.yaml') ?? '{}') as { kind?: string; resources?: string[]; images?: { name: string }[] };
+  const kustomization = parse(files.get('kustomization.yaml') ?? '{}') as {
+    kind?: string;
+    resources?: string[];
+    images?: { name: string }[];
+  };
   if (kustomization.kind !== 'Kustomization') problems.push('no kustomization.yaml');
   const listed = new Set(kustomization.resources ?? []);
-  for (const file of files.keys()) if (file !== 'kustomization.yaml' && !listed.has(file)) problems.push(`${file} is not in the kustomization's resources`);
+  for (const file of files.keys())
+    if (file !== 'kustomization.yaml' && !listed.has(file)) problems.push(`${file} is not in the kustomization's resources`);
   for (const file of listed) if (!files.has(file)) problems.push(`the kustomization lists ${file}, which does not exist`);
 
   const objects: Obj[] = [];
@@ -103,11 +138,13 @@ function manifestProblems(files: Map<string, string>): string[] {
   const gateway = named('Deployment', 'mediagate-gateway');
   const worker = named('Deployment', 'mediagate-worker');
   if (!gateway || !worker) return [...problems, 'no mediagate-gateway or no mediagate-worker Deployment'];
-  for (const kind of ['Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'NetworkPolicy', 'ConfigMap']) if (!objects.some((o) => o.kind === kind)) problems.push(`no ${kind}`);
+  for (const kind of ['Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'NetworkPolicy', 'ConfigMap'])
+    if (!objects.some((o) => o.kind === kind)) problems.push(`no ${kind}`);
 
   const containerOf = (d: Obj): Container => d.spec.template.spec.containers[0];
   const podLabels = (d: Obj): Record<string, string> => d.spec.template.metadata.labels ?? {};
-  const selects = (selector: Record<string, string> | undefined, labels: Record<string, string>) => !!selector && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+  const selects = (selector: Record<string, string> | undefined, labels: Record<string, string>) =>
+    !!selector && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
   const images = new Set((kustomization.images ?? []).map((i) => i.name));
 
   // The variables each process gets: what the ConfigMaps it reads hold, then its own env.
@@ -127,17 +164,28 @@ function manifestProblems(files: Map<string, string>): string[] {
     for (const e of c.env ?? []) {
       if (!known.has(e.name)) problems.push(`${name} sets ${e.name}, which the configuration does not know`);
       const ref = e.valueFrom?.secretKeyRef;
-      if ((secrets.has(e.name) || e.name === 'DATABASE_URL') && !ref) problems.push(`${name}: ${e.name} is not read from a Secret (secretKeyRef)`);
+      if ((secrets.has(e.name) || e.name === 'DATABASE_URL') && !ref)
+        problems.push(`${name}: ${e.name} is not read from a Secret (secretKeyRef)`);
       // The Secret's values are the operator's: stand-ins the configuration accepts.
-      env[e.name] = ref ? (e.name === 'DATABASE_URL' ? 'postgresql://mediagate:secret@postgres:5432/mediagate' : 's'.repeat(48)) : (e.value ?? '');
+      env[e.name] = ref
+        ? e.name === 'DATABASE_URL'
+          ? 'postgresql://mediagate:secret@postgres:5432/mediagate'
+          : 's'.repeat(48)
+        : (e.value ?? '');
     }
-    for (const required of ['API_KEY_PEPPER', 'DATABASE_URL']) if (!c.env?.some((e) => e.name === required && e.valueFrom?.secretKeyRef)) problems.push(`${name}: ${required} does not come from a secretKeyRef`);
+    for (const required of ['API_KEY_PEPPER', 'DATABASE_URL'])
+      if (!c.env?.some((e) => e.name === required && e.valueFrom?.secretKeyRef))
+        problems.push(`${name}: ${required} does not come from a secretKeyRef`);
     return env;
   };
 
-  for (const [name, d, command] of [['gateway', gateway, 'serve'], ['worker', worker, 'worker']] as const) {
+  for (const [name, d, command] of [
+    ['gateway', gateway, 'serve'],
+    ['worker', worker, 'worker'],
+  ] as const) {
     const c = containerOf(d);
-    if (JSON.stringify(c.args) !== JSON.stringify([command]) || c.command) problems.push(`the ${name} does not run \`mediagate ${command}\` (args [${command}], the image's ENTRYPOINT)`);
+    if (JSON.stringify(c.args) !== JSON.stringify([command]) || c.command)
+      problems.push(`the ${name} does not run \`mediagate ${command}\` (args [${command}], the image's ENTRYPOINT)`);
     if (!images.has(c.image.split(':')[0])) problems.push(`the ${name}'s image ${c.image} is not the kustomization's`);
     if (!selects(d.spec.selector?.matchLabels, podLabels(d))) problems.push(`the ${name} Deployment's selector does not match its pods`);
     if (!d.spec.template.spec.securityContext?.runAsNonRoot) problems.push(`the ${name} may run as root`);
@@ -145,12 +193,17 @@ function manifestProblems(files: Map<string, string>): string[] {
     try {
       const config = loadConfig(envOf(d, name));
       if (config.env !== 'production') problems.push(`the ${name} does not run with NODE_ENV=production`);
-      if (name === 'gateway' && config.workerConcurrency !== 0) problems.push('the gateway works the queue beside the workers (WORKER_CONCURRENCY is not 0)');
+      if (name === 'gateway' && config.workerConcurrency !== 0)
+        problems.push('the gateway works the queue beside the workers (WORKER_CONCURRENCY is not 0)');
       if (name === 'worker' && config.workerConcurrency < 1) problems.push('the worker works nothing');
       const preStop = Number(c.lifecycle?.preStop?.exec?.command?.[1] ?? c.lifecycle?.preStop?.sleep?.seconds ?? 0);
       const grace = d.spec.template.spec.terminationGracePeriodSeconds ?? 30;
-      if (grace <= config.shutdownGraceMs / 1000 + preStop) problems.push(`the ${name}'s terminationGracePeriodSeconds (${grace}) is not above SHUTDOWN_GRACE_SECONDS (${config.shutdownGraceMs / 1000}) plus the preStop pause (${preStop})`);
-      if (name === 'gateway' && !c.ports?.some((p) => p.containerPort === config.port)) problems.push(`the gateway's container port is not PORT (${config.port})`);
+      if (grace <= config.shutdownGraceMs / 1000 + preStop)
+        problems.push(
+          `the ${name}'s terminationGracePeriodSeconds (${grace}) is not above SHUTDOWN_GRACE_SECONDS (${config.shutdownGraceMs / 1000}) plus the preStop pause (${preStop})`,
+        );
+      if (name === 'gateway' && !c.ports?.some((p) => p.containerPort === config.port))
+        problems.push(`the gateway's container port is not PORT (${config.port})`);
     } catch (err) {
       problems.push(`${name}: ${(err as Error).message}`);
     }
@@ -161,34 +214,52 @@ function manifestProblems(files: Map<string, string>): string[] {
   const port = g.ports?.[0];
   const probe = (kind: string) => g[kind]?.httpGet as { path: string; port: string | number } | undefined;
   const isGatewayPort = (p: string | number | undefined) => p !== undefined && (p === port?.name || p === port?.containerPort);
-  if (probe('readinessProbe')?.path !== '/readyz' || !isGatewayPort(probe('readinessProbe')?.port)) problems.push('the gateway is not ready by /readyz on its port');
-  if (probe('livenessProbe')?.path !== '/healthz' || !isGatewayPort(probe('livenessProbe')?.port)) problems.push('the gateway is not live by /healthz on its port');
+  if (probe('readinessProbe')?.path !== '/readyz' || !isGatewayPort(probe('readinessProbe')?.port))
+    problems.push('the gateway is not ready by /readyz on its port');
+  if (probe('livenessProbe')?.path !== '/healthz' || !isGatewayPort(probe('livenessProbe')?.port))
+    problems.push('the gateway is not live by /healthz on its port');
   const service = objects.find((o) => o.kind === 'Service');
-  if (service && (!selects(service.spec.selector, podLabels(gateway)) || selects(service.spec.selector, podLabels(worker)))) problems.push('the Service does not select the gateways alone');
-  if (service && !service.spec.ports?.every((p: { targetPort: string | number }) => isGatewayPort(p.targetPort))) problems.push("the Service does not target the gateway's port");
+  if (service && (!selects(service.spec.selector, podLabels(gateway)) || selects(service.spec.selector, podLabels(worker))))
+    problems.push('the Service does not select the gateways alone');
+  if (service && !service.spec.ports?.every((p: { targetPort: string | number }) => isGatewayPort(p.targetPort)))
+    problems.push("the Service does not target the gateway's port");
   const hpa = objects.find((o) => o.kind === 'HorizontalPodAutoscaler');
-  if (hpa && (hpa.spec.scaleTargetRef.kind !== 'Deployment' || hpa.spec.scaleTargetRef.name !== gateway.metadata.name)) problems.push('the HorizontalPodAutoscaler does not scale the gateway');
+  if (hpa && (hpa.spec.scaleTargetRef.kind !== 'Deployment' || hpa.spec.scaleTargetRef.name !== gateway.metadata.name))
+    problems.push('the HorizontalPodAutoscaler does not scale the gateway');
   if (hpa && gateway.spec.replicas !== undefined) problems.push('the gateway Deployment sets replicas, which the autoscaler owns');
   const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget');
-  if (pdb && !selects(pdb.spec.selector?.matchLabels, podLabels(gateway))) problems.push('the PodDisruptionBudget does not cover the gateways');
+  if (pdb && !selects(pdb.spec.selector?.matchLabels, podLabels(gateway)))
+    problems.push('the PodDisruptionBudget does not cover the gateways');
 
   // The network: each process's pods fenced, the gateway open on its port, the way out to what it needs.
-  for (const [name, d] of [['gateway', gateway], ['worker', worker]] as const) {
+  for (const [name, d] of [
+    ['gateway', gateway],
+    ['worker', worker],
+  ] as const) {
     const policy = objects.find((o) => o.kind === 'NetworkPolicy' && selects(o.spec.podSelector?.matchLabels, podLabels(d)));
     if (!policy) {
       problems.push(`no NetworkPolicy selects the ${name}`);
       continue;
     }
-    if (!['Ingress', 'Egress'].every((t) => policy.spec.policyTypes?.includes(t))) problems.push(`the ${name}'s NetworkPolicy does not fence both directions`);
+    if (!['Ingress', 'Egress'].every((t) => policy.spec.policyTypes?.includes(t)))
+      problems.push(`the ${name}'s NetworkPolicy does not fence both directions`);
     const ingressPorts = (policy.spec.ingress ?? []).flatMap((r: any) => (r.ports ?? [{ port: undefined }]).map((p: any) => p.port));
-    if (name === 'gateway' && (!ingressPorts.length || !ingressPorts.every(isGatewayPort))) problems.push("the gateway's NetworkPolicy does not admit its port alone");
+    if (name === 'gateway' && (!ingressPorts.length || !ingressPorts.every(isGatewayPort)))
+      problems.push("the gateway's NetworkPolicy does not admit its port alone");
     if (name === 'worker' && ingressPorts.length) problems.push("the worker's NetworkPolicy admits connections");
     const egress: any[] = policy.spec.egress ?? [];
-    const reaches = (port: number, protocol = 'TCP') => egress.some((r) => r.ports?.some((p: any) => p.port === port && (p.protocol ?? 'TCP') === protocol));
-    for (const [what, p, protocol] of [['DNS', 53, 'UDP'], ['PostgreSQL', 5432, 'TCP'], ['Redis', 6379, 'TCP']] as const) if (!reaches(p, protocol)) problems.push(`the ${name} cannot reach ${what}`);
+    const reaches = (port: number, protocol = 'TCP') =>
+      egress.some((r) => r.ports?.some((p: any) => p.port === port && (p.protocol ?? 'TCP') === protocol));
+    for (const [what, p, protocol] of [
+      ['DNS', 53, 'UDP'],
+      ['PostgreSQL', 5432, 'TCP'],
+      ['Redis', 6379, 'TCP'],
+    ] as const)
+      if (!reaches(p, protocol)) problems.push(`the ${name} cannot reach ${what}`);
     const internet = egress.find((r) => !r.ports && r.to?.some((t: any) => t.ipBlock?.cidr === '0.0.0.0/0'));
     if (!internet) problems.push(`the ${name} cannot reach the internet for pages and media`);
-    else if (!['10.0.0.0/8', '169.254.0.0/16'].every((c) => internet.to.some((t: any) => t.ipBlock?.except?.includes(c)))) problems.push(`the ${name}'s way to the internet also reaches private addresses`);
+    else if (!['10.0.0.0/8', '169.254.0.0/16'].every((c) => internet.to.some((t: any) => t.ipBlock?.except?.includes(c))))
+      problems.push(`the ${name}'s way to the internet also reaches private addresses`);
   }
   return problems;
 }
@@ -202,7 +273,10 @@ describe('deploy/kubernetes', () => {
 
   it('a Deployment the API would refuse fails validation (kubernetes-models)', () => {
     const container = { name: 'gateway', image: 'mediagate', ports: [{ containerPort: 'http' }] };
-    const broken = new Deployment({ metadata: { name: 'x' }, spec: { selector: {}, template: { spec: { containers: [container as any] } } } });
+    const broken = new Deployment({
+      metadata: { name: 'x' },
+      spec: { selector: {}, template: { spec: { containers: [container as any] } } },
+    });
     expect(() => broken.validate()).toThrow(/containerPort must be integer/);
     expect(() => new Deployment({ metadata: { name: 'x' }, spec: { template: {} } as any }).validate()).toThrow(/selector/);
   });
@@ -215,25 +289,78 @@ describe('deploy/kubernetes', () => {
   };
 
   it.each([
-    ['a schema error', () => swap('gateway-deployment.yaml', 'containerPort: 4000', 'containerPort: "4000"'), 'containerPort must be integer'],
+    [
+      'a schema error',
+      () => swap('gateway-deployment.yaml', 'containerPort: 4000', 'containerPort: "4000"'),
+      'containerPort must be integer',
+    ],
     ['a misspelt field', () => swap('gateway-deployment.yaml', 'readinessProbe:', 'readinessProbes:'), 'readinessProbes is not a field'],
     ['a YAML error', () => swap('gateway-hpa.yaml', 'minReplicas: 2', 'minReplicas: [2'), 'gateway-hpa.yaml'],
-    ['an unlisted file', () => new Map(files).set('extra.yaml', files.get('gateway-pdb.yaml')!), "extra.yaml is not in the kustomization's resources"],
-    ['a listed file missing', () => new Map([...files].filter(([f]) => f !== 'gateway-pdb.yaml')), 'lists gateway-pdb.yaml, which does not exist'],
+    [
+      'an unlisted file',
+      () => new Map(files).set('extra.yaml', files.get('gateway-pdb.yaml')!),
+      "extra.yaml is not in the kustomization's resources",
+    ],
+    [
+      'a listed file missing',
+      () => new Map([...files].filter(([f]) => f !== 'gateway-pdb.yaml')),
+      'lists gateway-pdb.yaml, which does not exist',
+    ],
     ['an unknown kind', () => swap('gateway-service.yaml', 'kind: Service', 'kind: Ingress'), 'is not one the base may hold'],
-    ['an unknown variable', () => swap('configmap.yaml', 'LOG_LEVEL: info', 'LOG_LEVEL: info\n  LOGLEVEL: info'), 'LOGLEVEL, which the configuration does not know'],
-    ['an invalid value', () => swap('configmap.yaml', 'PARSE_PROVIDERS: builtin,ytdlp', 'PARSE_PROVIDERS: builtin,youtube'), 'PARSE_PROVIDERS'],
-    ['a secret in the ConfigMap', () => swap('configmap.yaml', 'LOG_LEVEL: info', 'LOG_LEVEL: info\n  METRICS_TOKEN: abcdefghijklmnopqrstuvwxyz'), 'holds the secret METRICS_TOKEN'],
-    ['a pepper in plain text', () => swap('worker-deployment.yaml', /- name: API_KEY_PEPPER\n\s+valueFrom:\n\s+secretKeyRef:\n\s+name: mediagate\n\s+key: api-key-pepper/, `- name: API_KEY_PEPPER\n              value: ${'x'.repeat(40)}`), 'API_KEY_PEPPER is not read from a Secret'],
+    [
+      'an unknown variable',
+      () => swap('configmap.yaml', 'LOG_LEVEL: info', 'LOG_LEVEL: info\n  LOGLEVEL: info'),
+      'LOGLEVEL, which the configuration does not know',
+    ],
+    [
+      'an invalid value',
+      () => swap('configmap.yaml', 'PARSE_PROVIDERS: builtin,ytdlp', 'PARSE_PROVIDERS: builtin,youtube'),
+      'PARSE_PROVIDERS',
+    ],
+    [
+      'a secret in the ConfigMap',
+      () => swap('configmap.yaml', 'LOG_LEVEL: info', 'LOG_LEVEL: info\n  METRICS_TOKEN: abcdefghijklmnopqrstuvwxyz'),
+      'holds the secret METRICS_TOKEN',
+    ],
+    [
+      'a pepper in plain text',
+      () =>
+        swap(
+          'worker-deployment.yaml',
+          /- name: API_KEY_PEPPER\n\s+valueFrom:\n\s+secretKeyRef:\n\s+name: mediagate\n\s+key: api-key-pepper/,
+          `- name: API_KEY_PEPPER\n              value: ${'x'.repeat(40)}`,
+        ),
+      'API_KEY_PEPPER is not read from a Secret',
+    ],
     ['the gateway works the queue', () => swap('gateway-deployment.yaml', 'value: "0"', 'value: "2"'), 'WORKER_CONCURRENCY is not 0'],
     ['the worker serves', () => swap('worker-deployment.yaml', 'args: ["worker"]', 'args: ["serve"]'), 'does not run `mediagate worker`'],
-    ['a short grace period', () => swap('gateway-deployment.yaml', 'terminationGracePeriodSeconds: 45', 'terminationGracePeriodSeconds: 30'), "gateway's terminationGracePeriodSeconds (30) is not above"],
-    ['a longer drain than the grace period', () => swap('configmap.yaml', 'SHUTDOWN_GRACE_SECONDS: "30"', 'SHUTDOWN_GRACE_SECONDS: "60"'), 'is not above SHUTDOWN_GRACE_SECONDS (60)'],
+    [
+      'a short grace period',
+      () => swap('gateway-deployment.yaml', 'terminationGracePeriodSeconds: 45', 'terminationGracePeriodSeconds: 30'),
+      "gateway's terminationGracePeriodSeconds (30) is not above",
+    ],
+    [
+      'a longer drain than the grace period',
+      () => swap('configmap.yaml', 'SHUTDOWN_GRACE_SECONDS: "30"', 'SHUTDOWN_GRACE_SECONDS: "60"'),
+      'is not above SHUTDOWN_GRACE_SECONDS (60)',
+    ],
     ['readiness on /healthz', () => swap('gateway-deployment.yaml', 'path: /readyz', 'path: /healthz'), 'not ready by /readyz'],
-    ['a Service on another port', () => swap('gateway-service.yaml', 'targetPort: http', 'targetPort: 8080'), "does not target the gateway's port"],
-    ['an autoscaler on the workers', () => swap('gateway-hpa.yaml', 'name: mediagate-gateway\n  minReplicas', 'name: mediagate-worker\n  minReplicas'), 'does not scale the gateway'],
+    [
+      'a Service on another port',
+      () => swap('gateway-service.yaml', 'targetPort: http', 'targetPort: 8080'),
+      "does not target the gateway's port",
+    ],
+    [
+      'an autoscaler on the workers',
+      () => swap('gateway-hpa.yaml', 'name: mediagate-gateway\n  minReplicas', 'name: mediagate-worker\n  minReplicas'),
+      'does not scale the gateway',
+    ],
     ['a policy without DNS', () => swap('networkpolicy.yaml', /protocol: UDP/g, 'protocol: TCP'), 'cannot reach DNS'],
-    ['a policy open to private addresses', () => swap('networkpolicy.yaml', /except: \[10\.0\.0\.0\/8, /g, 'except: ['), 'also reaches private addresses'],
+    [
+      'a policy open to private addresses',
+      () => swap('networkpolicy.yaml', /except: \[10\.0\.0\.0\/8, /g, 'except: ['),
+      'also reaches private addresses',
+    ],
     ['another image', () => swap('worker-deployment.yaml', 'image: mediagate', 'image: mediagate-dev'), 'is not the kustomization'],
   ])('the check catches %s', (_label, breakIt, problem) => {
     expect(manifestProblems(breakIt()).join('\n')).toContain(problem);

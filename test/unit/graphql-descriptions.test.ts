@@ -1,4 +1,12 @@
-import { isEnumType, isInputObjectType, isInterfaceType, isIntrospectionType, isObjectType, isSpecifiedScalarType, type GraphQLSchema } from 'graphql';
+import {
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isIntrospectionType,
+  isObjectType,
+  isSpecifiedScalarType,
+  type GraphQLSchema,
+} from 'graphql';
 import { RESOLVERS } from '../../src/graphql/resolvers.js';
 import { buildGraphqlSchema } from '../../src/graphql/schema.js';
 

@@ -19,7 +19,16 @@ function fieldsWithResolvers(schema: GraphQLSchema): string[] {
 }
 
 /** The fields a @FieldResolver computes (in the modules' resolver classes). */
-const COMPUTED = ['Account.apiKeys', 'Account.usage', 'CreditEntry.job', 'Job.account', 'Job.creditEntries', 'Job.webhook', 'Transcription.srt', 'Transcription.vtt'];
+const COMPUTED = [
+  'Account.apiKeys',
+  'Account.usage',
+  'CreditEntry.job',
+  'Job.account',
+  'Job.creditEntries',
+  'Job.webhook',
+  'Transcription.srt',
+  'Transcription.vtt',
+];
 
 describe('GraphQL fields without a resolver of their own are plain property reads', () => {
   it('has a resolve function only on the fields a @FieldResolver computes', async () => {

@@ -27,7 +27,8 @@ function fieldsReachingObjects(schema: GraphQLSchema): Walked[] {
   );
 }
 
-const rootNames = (schema: GraphQLSchema) => new Set([schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].map((t) => t?.name));
+const rootNames = (schema: GraphQLSchema) =>
+  new Set([schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].map((t) => t?.name));
 
 /**
  * The scopes a caller surely holds whenever a type's fields run: along every way in from a root,
@@ -47,7 +48,7 @@ function guaranteedScopes(schema: GraphQLSchema): Map<string, Set<string>> {
       const rule = scopeRule(field.extensions);
       const along = new Set(guaranteed.get(parent.name));
       if (rule && rule !== INHERITS) along.add(rule);
-      for (const s of [...into]) if (!along.has(s)) (into.delete(s), (changed = true));
+      for (const s of [...into]) if (!along.has(s)) into.delete(s), (changed = true);
     }
   }
   return guaranteed;
@@ -65,7 +66,14 @@ const principal = (scopes: readonly string[]): Principal => ({
 
 /** A context whose services and loaders throw when touched: a resolver that reached them ran past the scope check. */
 const contextOf = (who: Principal) => {
-  const untouchable = new Proxy({}, { get: () => { throw new Error('reached the resolver'); } });
+  const untouchable = new Proxy(
+    {},
+    {
+      get: () => {
+        throw new Error('reached the resolver');
+      },
+    },
+  );
   return { requestId: 'scopes-test', principal: async () => who, services: untouchable, loaders: untouchable };
 };
 
@@ -74,13 +82,19 @@ async function call(field: GraphQLField<unknown, unknown>, who: Principal): Prom
   const entry = field.subscribe ?? field.resolve;
   if (!entry) return 'a plain property read';
   try {
-    return await entry({ id: '00000000-0000-4000-8000-000000000003', accountId: '00000000-0000-4000-8000-000000000001', input: {} }, {}, contextOf(who), {} as never);
+    return await entry(
+      { id: '00000000-0000-4000-8000-000000000003', accountId: '00000000-0000-4000-8000-000000000001', input: {} },
+      {},
+      contextOf(who),
+      {} as never,
+    );
   } catch (err) {
     return err;
   }
 }
 
-const scopeRefusal = (err: unknown, scope: string) => isAppError(err) && err.code === 'FORBIDDEN' && err.message.includes(`"${scope}" scope`);
+const scopeRefusal = (err: unknown, scope: string) =>
+  isAppError(err) && err.code === 'FORBIDDEN' && err.message.includes(`"${scope}" scope`);
 
 describe('scope rules cover every field of the GraphQL schema', () => {
   let schema: GraphQLSchema;
@@ -90,7 +104,17 @@ describe('scope rules cover every field of the GraphQL schema', () => {
 
   it('walks a schema with fields that reach objects on the roots and on the types', () => {
     const walked = fieldsReachingObjects(schema).map((f) => f.name);
-    expect(walked).toEqual(expect.arrayContaining(['Query.me', 'Mutation.startTranscription', 'Subscription.jobUpdated', 'Job.account', 'Job.webhook', 'JobWebhook.attempts', 'JobConnection.edges']));
+    expect(walked).toEqual(
+      expect.arrayContaining([
+        'Query.me',
+        'Mutation.startTranscription',
+        'Subscription.jobUpdated',
+        'Job.account',
+        'Job.webhook',
+        'JobWebhook.attempts',
+        'JobConnection.edges',
+      ]),
+    );
   });
 
   it('has a rule, a known scope or "inherits", on every field that reaches another object', () => {
@@ -120,13 +144,15 @@ describe('scope rules cover every field of the GraphQL schema', () => {
       const without = await call(field, principal(API_KEY_SCOPES.filter((s) => s !== scope)));
       if (!scopeRefusal(without, scope)) problems.push(`${name}: a key without "${scope}" got ${String(without)}`);
       const only = await call(field, principal([scope]));
-      if (isAppError(only) && only.code === 'FORBIDDEN' && /scope/.test(only.message)) problems.push(`${name}: a key with only "${scope}" got ${only.message}`);
+      if (isAppError(only) && only.code === 'FORBIDDEN' && /scope/.test(only.message))
+        problems.push(`${name}: a key with only "${scope}" got ${only.message}`);
     }
     expect(problems).toEqual([]);
   });
 
   it('needs read for the account and the webhook of a job, and for every way to an account or to webhook attempts', () => {
-    const rule = (type: string, field: string) => scopeRule(schema.getType(type) && (schema.getType(type) as GraphQLObjectType).getFields()[field]?.extensions);
+    const rule = (type: string, field: string) =>
+      scopeRule(schema.getType(type) && (schema.getType(type) as GraphQLObjectType).getFields()[field]?.extensions);
     expect(rule('Job', 'account')).toBe('read');
     expect(rule('Job', 'webhook')).toBe('read');
     expect(rule('Mutation', 'cancelJob')).toBe('transcribe');

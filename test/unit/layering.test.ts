@@ -16,7 +16,9 @@ const SRC = join(ROOT, 'src');
 const LAYERS: { name: string; holds: (file: string) => boolean }[] = [
   {
     name: 'foundation',
-    holds: (f) => /^src\/(errors|config|local-config|addresses|logger|metrics|telemetry|failpoints|request-scope)\.ts$/.test(f) || f.startsWith('src/types/'),
+    holds: (f) =>
+      /^src\/(errors|config|local-config|addresses|logger|metrics|telemetry|failpoints|request-scope)\.ts$/.test(f) ||
+      f.startsWith('src/types/'),
   },
   { name: 'net and media', holds: (f) => f.startsWith('src/net/') || f.startsWith('src/media/') },
   { name: 'db', holds: (f) => f.startsWith('src/db/') },
@@ -27,7 +29,12 @@ const LAYERS: { name: string; holds: (file: string) => boolean }[] = [
 ];
 
 /** Within the transports: which of them each may import besides itself (docs renders both doors' descriptions; REST serves the rendered document). */
-const TRANSPORT_PEERS: Record<string, string[]> = { graphql: ['http'], rest: ['http', 'docs'], http: [], docs: ['graphql', 'rest', 'http'] };
+const TRANSPORT_PEERS: Record<string, string[]> = {
+  graphql: ['http'],
+  rest: ['http', 'docs'],
+  http: [],
+  docs: ['graphql', 'rest', 'http'],
+};
 
 const layerOf = (file: string) => LAYERS.findIndex((l) => l.holds(file));
 const transportOf = (file: string) => /^src\/(graphql|rest|http|docs)\//.exec(file)?.[1];
@@ -46,7 +53,15 @@ function localImports(file: string, text: string): string[] {
   return importedFiles
     .map((i) => i.fileName)
     .filter((spec) => spec.startsWith('.'))
-    .map((spec) => posix.normalize(relative(ROOT, resolve(dirname(file), spec)).split('\\').join('/')).replace(/\.js$/, '.ts'));
+    .map((spec) =>
+      posix
+        .normalize(
+          relative(ROOT, resolve(dirname(file), spec))
+            .split('\\')
+            .join('/'),
+        )
+        .replace(/\.js$/, '.ts'),
+    );
 }
 
 /** Every import that breaks the rule, as `importer → imported (why)`. */
@@ -105,7 +120,10 @@ function importCycles(files: { path: string; imports: string[] }[]): string[][] 
 }
 
 describe('layering', () => {
-  const files = sourceFiles(SRC).map((abs) => ({ path: relative(ROOT, abs).split('\\').join('/'), imports: localImports(abs, readFileSync(abs, 'utf8')) }));
+  const files = sourceFiles(SRC).map((abs) => ({
+    path: relative(ROOT, abs).split('\\').join('/'),
+    imports: localImports(abs, readFileSync(abs, 'utf8')),
+  }));
 
   it('reads the imports of every source file', () => {
     expect(files.length).toBeGreaterThan(50);
@@ -148,15 +166,27 @@ describe('layering', () => {
       'src/modules/jobs/job.view.ts → src/graphql/connection.ts (modules importing transports)',
       'src/modules/jobs/job.view.ts → src/rest/routes.ts (modules importing transports)',
     ]);
-    expect(layeringViolations([{ path: 'src/rest/routes.ts', imports: ['src/graphql/jobs/job.graphql.ts', 'src/http/credentials.ts', 'src/modules/jobs/job.view.ts'] }])).toEqual([
-      'src/rest/routes.ts → src/graphql/jobs/job.graphql.ts (rest borrowing graphql)',
-    ]);
-    expect(layeringViolations([{ path: 'src/db/database.ts', imports: ['src/modules/entities.ts', 'src/net/guarded-client.ts'] }])).toEqual([
-      'src/db/database.ts → src/modules/entities.ts (db importing modules)',
-    ]);
+    expect(
+      layeringViolations([
+        {
+          path: 'src/rest/routes.ts',
+          imports: ['src/graphql/jobs/job.graphql.ts', 'src/http/credentials.ts', 'src/modules/jobs/job.view.ts'],
+        },
+      ]),
+    ).toEqual(['src/rest/routes.ts → src/graphql/jobs/job.graphql.ts (rest borrowing graphql)']);
+    expect(layeringViolations([{ path: 'src/db/database.ts', imports: ['src/modules/entities.ts', 'src/net/guarded-client.ts'] }])).toEqual(
+      ['src/db/database.ts → src/modules/entities.ts (db importing modules)'],
+    );
     expect(layeringViolations([{ path: 'src/stray.ts', imports: [] }])).toEqual(['src/stray.ts (in no layer)']);
     // The app and the root may import every layer.
-    expect(layeringViolations([{ path: 'src/root.ts', imports: ['src/graphql/resolvers.ts', 'src/rest/routes.ts', 'src/modules/entities.ts', 'src/db/database.ts'] }])).toEqual([]);
+    expect(
+      layeringViolations([
+        {
+          path: 'src/root.ts',
+          imports: ['src/graphql/resolvers.ts', 'src/rest/routes.ts', 'src/modules/entities.ts', 'src/db/database.ts'],
+        },
+      ]),
+    ).toEqual([]);
     expect(
       importCycles([
         { path: 'a', imports: ['b'] },

@@ -21,7 +21,9 @@ describe('NotificationReader (the embedded database’s notifications, read from
   it('finds every notification, in order, however the replies are cut into chunks', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(other, note), { maxLength: 30 }), fc.array(fc.nat(), { maxLength: 20 }), (messages, cuts) => {
-        const stream = Buffer.concat(messages.map((m) => ('channel' in m ? notification(m.channel, m.payload) : message(m.type, Buffer.from(m.body)))));
+        const stream = Buffer.concat(
+          messages.map((m) => ('channel' in m ? notification(m.channel, m.payload) : message(m.type, Buffer.from(m.body)))),
+        );
         const seen: [string, string][] = [];
         const reader = new NotificationReader((channel, payload) => seen.push([channel, payload]));
         const points = [...new Set(cuts.map((c) => (stream.length ? c % stream.length : 0)))].sort((a, b) => a - b);

@@ -6,11 +6,14 @@ import { RESOLVERS } from '../../src/graphql/resolvers.js';
 import { buildGraphqlSchema } from '../../src/graphql/schema.js';
 
 describe('committed schema files', () => {
-  it.each(['schema.graphql', 'openapi.yaml'] as const)('%s matches the code (run `npm run schema:write` after changing the API)', async (name) => {
-    const files = await renderSchemaFiles();
-    const committed = readFileSync(join(process.cwd(), 'schema', name), 'utf8');
-    expect(committed).toBe(files[name]);
-  });
+  it.each(['schema.graphql', 'openapi.yaml'] as const)(
+    '%s matches the code (run `npm run schema:write` after changing the API)',
+    async (name) => {
+      const files = await renderSchemaFiles();
+      const committed = readFileSync(join(process.cwd(), 'schema', name), 'utf8');
+      expect(committed).toBe(files[name]);
+    },
+  );
 
   it('spells the contract’s root fields and argument types', async () => {
     const schema = await buildGraphqlSchema([...RESOLVERS]);
@@ -19,7 +22,14 @@ describe('committed schema files', () => {
     expect(String((schema.getType('Query') as GraphQLObjectType).getFields().me.type)).toBe('Account!');
     expect(args('Query', 'job')).toEqual(['id: ID!']);
     expect(args('Query', 'jobs')).toEqual(['first: Int', 'after: String']);
-    expect(args('Query', 'creditHistory')).toEqual(['accountId: ID', 'from: DateTime', 'to: DateTime', 'kinds: [CreditEntryKind!]', 'first: Int', 'after: String']);
+    expect(args('Query', 'creditHistory')).toEqual([
+      'accountId: ID',
+      'from: DateTime',
+      'to: DateTime',
+      'kinds: [CreditEntryKind!]',
+      'first: Int',
+      'after: String',
+    ]);
     expect(args('Mutation', 'parse')).toEqual(['input: ParseInput!', 'idempotencyKey: String']);
     expect(args('Mutation', 'transcribe')).toEqual(['input: TranscribeInput!', 'idempotencyKey: String']);
     expect(args('Mutation', 'createApiKey')).toEqual(['name: String', 'scopes: [String!]']);

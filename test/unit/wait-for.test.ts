@@ -9,14 +9,18 @@ describe('waitFor', () => {
   it('fails loudly, naming what it waited for and its last answer or its last error (a throwing condition is asked again)', async () => {
     let asks = 0;
     const answered = waitFor(() => ++asks < 0, { timeout: 50, interval: 5, describe: 'the job to succeed' });
-    await expect(answered).rejects.toThrow(/^waitFor: the job to succeed did not happen within 50 ms \(\d+ asks\); its last answer: false$/);
+    await expect(answered).rejects.toThrow(
+      /^waitFor: the job to succeed did not happen within 50 ms \(\d+ asks\); its last answer: false$/,
+    );
     const thrown = waitFor(
       () => {
         throw new Error(`status was RUNNING (ask ${++asks})`);
       },
       { timeout: 30, interval: 5 },
     );
-    await expect(thrown).rejects.toThrow(/^waitFor: a condition did not happen within 30 ms \(\d+ asks\); its last error: Error: status was RUNNING \(ask \d+\)/);
+    await expect(thrown).rejects.toThrow(
+      /^waitFor: a condition did not happen within 30 ms \(\d+ asks\); its last error: Error: status was RUNNING \(ask \d+\)/,
+    );
   });
 
   it('shows the last value the condition answered', async () => {

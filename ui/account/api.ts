@@ -48,7 +48,10 @@ async function answer<T>(res: Response): Promise<T> {
   const body = type.includes('json') ? await res.json().catch(() => null) : null;
   if (!res.ok) {
     const error = body?.error ?? body?.errors?.[0];
-    throw new ApiError(error?.code ?? error?.extensions?.code ?? 'HTTP_' + res.status, error?.message ?? `The gateway answered ${res.status}.`);
+    throw new ApiError(
+      error?.code ?? error?.extensions?.code ?? 'HTTP_' + res.status,
+      error?.message ?? `The gateway answered ${res.status}.`,
+    );
   }
   return body as T;
 }
@@ -56,7 +59,12 @@ async function answer<T>(res: Response): Promise<T> {
 type GraphqlBody<R> = { data?: R; errors?: { message: string; extensions?: { code?: string } }[] };
 
 const post_ = (body: unknown) =>
-  fetch('/graphql', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json', ...authHeaders() }, body: JSON.stringify(body) });
+  fetch('/graphql', {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', ...authHeaders() },
+    body: JSON.stringify(body),
+  });
 
 /**
  * Runs one of the page's operations. It goes by its hash alone (the gateway trusts the page's
@@ -68,7 +76,10 @@ export async function gql<R, V>(operation: Operation<R, V>, ...[variables]: V ex
   const sha256Hash = String(operation.__meta__?.hash).replace(/^sha256:/, '');
   let res = await post_({ variables, extensions: { persistedQuery: { version: 1, sha256Hash } } });
   if (res.status === 400) {
-    const body = (await res.clone().json().catch(() => null)) as GraphqlBody<R> | null;
+    const body = (await res
+      .clone()
+      .json()
+      .catch(() => null)) as GraphqlBody<R> | null;
     if (body?.errors?.[0]?.message === 'PersistedQueryNotFound') res = await post_({ query: operation.toString(), variables });
   }
   const body = await answer<GraphqlBody<R>>(res);

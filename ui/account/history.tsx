@@ -4,8 +4,21 @@ import { HISTORY_BY_TASK, gql, messageOf, type CreditEntry, type HistoryRow } fr
 import { when } from './format.js';
 
 const OPERATIONS: Record<string, string> = { PARSE: 'Parse', TRANSCRIBE: 'Transcribe' };
-const KINDS: Record<string, string> = { GRANT: 'Grant', ADJUST: 'Adjustment', EXPIRE: 'Expiry', HOLD: 'Hold', CAPTURE: 'Capture', RELEASE: 'Release' };
-const STATUSES: Record<string, string> = { QUEUED: 'Queued', RUNNING: 'Running', SUCCEEDED: 'Succeeded', FAILED: 'Failed', CANCELED: 'Canceled' };
+const KINDS: Record<string, string> = {
+  GRANT: 'Grant',
+  ADJUST: 'Adjustment',
+  EXPIRE: 'Expiry',
+  HOLD: 'Hold',
+  CAPTURE: 'Capture',
+  RELEASE: 'Release',
+};
+const STATUSES: Record<string, string> = {
+  QUEUED: 'Queued',
+  RUNNING: 'Running',
+  SUCCEEDED: 'Succeeded',
+  FAILED: 'Failed',
+  CANCELED: 'Canceled',
+};
 
 const signed = (n: number) => (n > 0 ? `+${n}` : n < 0 ? `−${-n}` : '0');
 
@@ -103,14 +116,20 @@ export function CreditHistory({ onError }: { onError: (message: string) => void 
                   <tr data-row={job ? 'task' : 'entry'}>
                     <td>{when(row.createdAt)}</td>
                     <td>
-                      {job ? OPERATIONS[job.operation] ?? job.operation : KINDS[entry!.kind] ?? entry!.kind}
+                      {job ? (OPERATIONS[job.operation] ?? job.operation) : (KINDS[entry!.kind] ?? entry!.kind)}
                       {entry?.reason && <span class="muted"> · {entry.reason}</span>}
                     </td>
                     <td>{creditsOf(row)}</td>
                     <td>{job ? <span title={job.error?.message}>{STATUSES[job.status] ?? job.status}</span> : ''}</td>
                     <td>
                       {job && (
-                        <button type="button" class="secondary small" aria-expanded={shown} aria-controls={rawId} onClick={() => toggle(row.id)}>
+                        <button
+                          type="button"
+                          class="secondary small"
+                          aria-expanded={shown}
+                          aria-controls={rawId}
+                          onClick={() => toggle(row.id)}
+                        >
                           {shown ? 'Hide entries' : 'Entries'}
                         </button>
                       )}

@@ -20,7 +20,11 @@ export function KeysSection() {
   const secretBox = useRef<HTMLDivElement>(null);
   const confirmButton = useRef<HTMLButtonElement>(null);
 
-  const load = () => gql(API_KEYS).then((r) => setKeys(r.apiKeys), (e) => setError(messageOf(e)));
+  const load = () =>
+    gql(API_KEYS).then(
+      (r) => setKeys(r.apiKeys),
+      (e) => setError(messageOf(e)),
+    );
   useEffect(() => void load(), []);
   useEffect(() => secretBox.current?.focus(), [created]);
   useEffect(() => confirmButton.current?.focus(), [confirming]);
@@ -60,13 +64,18 @@ export function KeysSection() {
       {created && (
         <div class="secret" tabIndex={-1} ref={secretBox} role="status">
           <p>
-            <strong>Your new key “{created.apiKey.name}”.</strong> Copy it now: it will not be shown again. Keep it on servers only, never in a web page or a public
-            repository.
+            <strong>Your new key “{created.apiKey.name}”.</strong> Copy it now: it will not be shown again. Keep it on servers only, never
+            in a web page or a public repository.
           </p>
           <code data-testid="new-key">{created.key}</code>
           <button
             type="button"
-            onClick={() => navigator.clipboard?.writeText(created.key).then(() => setCopied(true), () => setCopied(false))}
+            onClick={() =>
+              navigator.clipboard?.writeText(created.key).then(
+                () => setCopied(true),
+                () => setCopied(false),
+              )
+            }
           >
             {copied ? 'Copied' : 'Copy'}
           </button>
@@ -77,7 +86,14 @@ export function KeysSection() {
       )}
       <form onSubmit={create} class="create-key">
         <label>
-          Name <input name="key-name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} placeholder="laptop" maxLength={100} />
+          Name{' '}
+          <input
+            name="key-name"
+            value={name}
+            onInput={(e) => setName((e.target as HTMLInputElement).value)}
+            placeholder="laptop"
+            maxLength={100}
+          />
         </label>
         <fieldset>
           <legend>Scopes</legend>

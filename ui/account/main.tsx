@@ -59,7 +59,11 @@ function App() {
   };
   const signedOut = (config: PageConfig | null, err: unknown, link: boolean) => {
     setCsrfToken(null);
-    setState({ phase: 'signed-out', config, error: err == null ? null : link && err instanceof ApiError && err.code === 'UNAUTHENTICATED' ? LINK_SPENT : messageOf(err) });
+    setState({
+      phase: 'signed-out',
+      config,
+      error: err == null ? null : link && err instanceof ApiError && err.code === 'UNAUTHENTICATED' ? LINK_SPENT : messageOf(err),
+    });
   };
   const start = async () => {
     let config: PageConfig | null = null;
@@ -103,8 +107,8 @@ function App() {
           </button>
         )}
         <p>
-          Without an identity provider, ask your operator for a one-time sign-in link (<code>mediagate account login-link ACCOUNT_ID</code>). It
-          works once and for a few minutes.
+          Without an identity provider, ask your operator for a one-time sign-in link (<code>mediagate account login-link ACCOUNT_ID</code>
+          ). It works once and for a few minutes.
         </p>
       </section>
     );
@@ -117,7 +121,9 @@ function App() {
         await enter(leave ? await session.exchange(token, current.csrfToken) : current);
       } catch (err) {
         // A refused exchange changed nothing: the current session goes on.
-        await enter(current, err instanceof ApiError && err.code === 'UNAUTHENTICATED' ? LINK_SPENT : messageOf(err)).catch((e: unknown) => signedOut(null, e, false));
+        await enter(current, err instanceof ApiError && err.code === 'UNAUTHENTICATED' ? LINK_SPENT : messageOf(err)).catch((e: unknown) =>
+          signedOut(null, e, false),
+        );
       }
     };
     return (

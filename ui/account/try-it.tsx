@@ -46,7 +46,15 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
       >
         <h3>Parse a page</h3>
         <label>
-          Page URL <input name="parse-url" type="url" required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} placeholder="https://…" />
+          Page URL{' '}
+          <input
+            name="parse-url"
+            type="url"
+            required
+            value={url}
+            onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
+            placeholder="https://…"
+          />
         </label>
         <label>
           Mode
@@ -82,10 +90,25 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
       >
         <h3>Transcribe media</h3>
         <label>
-          Media URL <input name="media-url" type="url" required value={mediaUrl} onInput={(e) => setMediaUrl((e.target as HTMLInputElement).value)} placeholder="https://…/talk.mp3" />
+          Media URL{' '}
+          <input
+            name="media-url"
+            type="url"
+            required
+            value={mediaUrl}
+            onInput={(e) => setMediaUrl((e.target as HTMLInputElement).value)}
+            placeholder="https://…/talk.mp3"
+          />
         </label>
         <label>
-          Language (optional) <input name="language" value={language} onInput={(e) => setLanguage((e.target as HTMLInputElement).value)} placeholder="en" maxLength={20} />
+          Language (optional){' '}
+          <input
+            name="language"
+            value={language}
+            onInput={(e) => setLanguage((e.target as HTMLInputElement).value)}
+            placeholder="en"
+            maxLength={20}
+          />
         </label>
         <button type="submit" disabled={busy !== null}>
           {busy === 'transcribe' ? 'Transcribing…' : 'Transcribe'}
@@ -134,14 +157,23 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
           <h3>Transcript{transcript.language ? ` (${transcript.language})` : ''}</h3>
           <p class="transcript">{transcript.text || '(no speech)'}</p>
           <div class="row">
-            <button type="button" onClick={() => download(`/api/transcriptions/${transcript.id}.srt`, 'transcript.srt').catch((e) => setError(messageOf(e)))}>
+            <button
+              type="button"
+              onClick={() => download(`/api/transcriptions/${transcript.id}.srt`, 'transcript.srt').catch((e) => setError(messageOf(e)))}
+            >
               Download SRT
             </button>
-            <button type="button" class="secondary" onClick={() => download(`/api/transcriptions/${transcript.id}.vtt`, 'transcript.vtt').catch((e) => setError(messageOf(e)))}>
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => download(`/api/transcriptions/${transcript.id}.vtt`, 'transcript.vtt').catch((e) => setError(messageOf(e)))}
+            >
               Download WebVTT
             </button>
           </div>
-          <p>Charged {credits(transcript.credits.charged)}; {credits(transcript.credits.balance)} left.</p>
+          <p>
+            Charged {credits(transcript.credits.charged)}; {credits(transcript.credits.balance)} left.
+          </p>
         </div>
       )}
     </section>

@@ -15,7 +15,9 @@ function UsageChart({ buckets, from }: { buckets: UsageBucket[]; from: Date }) {
     if (!box.current) return;
     const days = Array.from({ length: 30 }, (_, i) => (from.getTime() + i * DAY_MS) / 1000);
     const series = OPERATIONS.map((op) =>
-      days.map((d) => buckets.filter((b) => b.key === op && Math.abs(Date.parse(b.period) / 1000 - d) < DAY_MS / 2000).reduce((s, b) => s + b.credits, 0)),
+      days.map((d) =>
+        buckets.filter((b) => b.key === op && Math.abs(Date.parse(b.period) / 1000 - d) < DAY_MS / 2000).reduce((s, b) => s + b.credits, 0),
+      ),
     );
     const width = Math.max(240, box.current.clientWidth || 320);
     const chart = new uPlot(
@@ -30,7 +32,9 @@ function UsageChart({ buckets, from }: { buckets: UsageBucket[]; from: Date }) {
       box.current,
     );
     // Follows the page's width (a phone turned sideways, a window resized).
-    const resize = new ResizeObserver(([entry]) => chart.setSize({ width: Math.max(240, Math.floor(entry.contentRect.width)), height: 220 }));
+    const resize = new ResizeObserver(([entry]) =>
+      chart.setSize({ width: Math.max(240, Math.floor(entry.contentRect.width)), height: 220 }),
+    );
     resize.observe(box.current);
     return () => {
       resize.disconnect();
@@ -64,7 +68,10 @@ export function UsageSection() {
       <h3>Credit history</h3>
       <CreditHistory onError={setError} />
       <div class="row">
-        <button type="button" onClick={() => download('/api/credit-history.csv', 'credit-history.csv').catch((e) => setError(messageOf(e)))}>
+        <button
+          type="button"
+          onClick={() => download('/api/credit-history.csv', 'credit-history.csv').catch((e) => setError(messageOf(e)))}
+        >
           Download CSV
         </button>
         <span class="muted">every ledger entry</span>

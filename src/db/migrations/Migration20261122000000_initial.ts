@@ -75,7 +75,9 @@ export class Migration20261122000000_initial extends Migration {
     this.addSql(`create index job_account_created_idx on job (account_id, created_at desc, id desc);`);
     this.addSql(`create index job_open_deadline_idx on job (deadline_at) where status in ('QUEUED', 'RUNNING');`);
     // A key names one live or successful task; a failed one frees its key for a retry.
-    this.addSql(`create unique index job_idempotency_idx on job (account_id, idempotency_key) where idempotency_key is not null and status not in ('FAILED', 'CANCELED');`);
+    this.addSql(
+      `create unique index job_idempotency_idx on job (account_id, idempotency_key) where idempotency_key is not null and status not in ('FAILED', 'CANCELED');`,
+    );
     this.addSql(`
       create table credit_entry (
         id bigint generated always as identity primary key,
@@ -97,7 +99,9 @@ export class Migration20261122000000_initial extends Migration {
       );`);
     this.addSql(`create index credit_entry_account_idx on credit_entry (account_id, created_at desc, id desc);`);
     // A hold is resolved exactly once: one CAPTURE or RELEASE per job, never both, never twice.
-    this.addSql(`create unique index credit_entry_one_resolution on credit_entry (job_id) where kind in ('CAPTURE', 'RELEASE') and job_id is not null;`);
+    this.addSql(
+      `create unique index credit_entry_one_resolution on credit_entry (job_id) where kind in ('CAPTURE', 'RELEASE') and job_id is not null;`,
+    );
   }
 
   override down(): void {

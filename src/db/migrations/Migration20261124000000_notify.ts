@@ -22,7 +22,9 @@ export class Migration20261124000000_notify extends Migration {
     // every parse would serialize the hot path's commits (measured: 240-510 opens/s with it, 990-1,170
     // without, 8 clients). A parse lives seconds and is never queued or canceled by a worker; its rare
     // watcher re-reads on a short timer instead (JobUpdates.watch).
-    this.addSql(`create trigger job_notify_insert after insert on job for each row when (new.operation = 'TRANSCRIBE') execute function mediagate_notify_job();`);
+    this.addSql(
+      `create trigger job_notify_insert after insert on job for each row when (new.operation = 'TRANSCRIBE') execute function mediagate_notify_job();`,
+    );
     // Not on every write: results, webhooks and timestamps change nothing a watcher shows.
     this.addSql(`
       create trigger job_notify_update after update of status, progress on job for each row
@@ -40,13 +42,17 @@ export class Migration20261124000000_notify extends Migration {
           'accountId', changed->>tg_argv[0]))::text);
         return null;
       end $$;`);
-    this.addSql(`create trigger api_key_notify_auth after insert or delete on api_key for each row execute function mediagate_notify_auth('account_id');`);
+    this.addSql(
+      `create trigger api_key_notify_auth after insert or delete on api_key for each row execute function mediagate_notify_auth('account_id');`,
+    );
     // Not on last_used_at, which every authenticated request may write.
     this.addSql(`
       create trigger api_key_notify_auth_update after update of account_id, public_id, secret_hash, scopes, revoked_at on api_key for each row
       when ((old.account_id, old.public_id, old.secret_hash, old.scopes, old.revoked_at) is distinct from (new.account_id, new.public_id, new.secret_hash, new.scopes, new.revoked_at))
       execute function mediagate_notify_auth('account_id');`);
-    this.addSql(`create trigger membership_notify_auth after insert or update or delete on membership for each row execute function mediagate_notify_auth('account_id');`);
+    this.addSql(
+      `create trigger membership_notify_auth after insert or update or delete on membership for each row execute function mediagate_notify_auth('account_id');`,
+    );
     this.addSql(`create trigger account_notify_auth after delete on account for each row execute function mediagate_notify_auth('id');`);
     this.addSql(`
       create trigger account_notify_auth_update after update of roles, oidc_subject on account for each row

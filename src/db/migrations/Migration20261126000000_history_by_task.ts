@@ -9,6 +9,8 @@ export class Migration20261126000000_history_by_task extends Migration {
 
   override up(): void {
     this.addSql(`create index credit_entry_job_idx on credit_entry (job_id, id) where job_id is not null;`);
-    this.addSql(`create index credit_entry_account_untasked_idx on credit_entry (account_id, created_at desc, id desc) where job_id is null;`);
+    this.addSql(
+      `create index credit_entry_account_untasked_idx on credit_entry (account_id, created_at desc, id desc) where job_id is null;`,
+    );
   }
 }

@@ -3,7 +3,10 @@ import { Connection } from '../connection.js';
 import { Credits, DateTime } from '../scalars.js';
 import { InheritsScope } from '../scopes.js';
 
-@ObjectType('Membership', { simpleResolvers: true, description: 'The account’s paid membership, which the work operations (parse, transcribe) need with an API key' })
+@ObjectType('Membership', {
+  simpleResolvers: true,
+  description: 'The account’s paid membership, which the work operations (parse, transcribe) need with an API key',
+})
 export class MembershipType {
   @Field({ description: 'The plan’s name, e.g. monthly' }) plan!: string;
   @Field({ description: 'active or canceled (canceled ends it at once, whatever periodEnd says)' }) status!: string;
@@ -14,7 +17,10 @@ export class MembershipType {
 @ObjectType('CreditBalance', { simpleResolvers: true, description: 'An account’s credits, in whole credits; total = available + held' })
 export class CreditBalanceType {
   @Field(() => Credits, { description: 'Credits that can be spent now (a new task holds its price from these)' }) available!: number;
-  @Field(() => Credits, { description: 'Credits on hold for queued or running tasks: captured on success, returned to available on failure' }) held!: number;
+  @Field(() => Credits, {
+    description: 'Credits on hold for queued or running tasks: captured on success, returned to available on failure',
+  })
+  held!: number;
 }
 
 @ObjectType('Account', { simpleResolvers: true, description: 'A customer account: its membership, credits, keys and usage' })

@@ -34,7 +34,9 @@ export class AccountResolver {
     return ctx.services.accounts.list(first, after);
   }
 
-  @FieldResolver(() => [ApiKeyType], { description: 'The account’s API keys, never their secrets (scope keys; another account’s for admins and analysts only)' })
+  @FieldResolver(() => [ApiKeyType], {
+    description: 'The account’s API keys, never their secrets (scope keys; another account’s for admins and analysts only)',
+  })
   @RequiresScope('keys')
   async apiKeys(@Root() account: AccountType, @Ctx() ctx: GqlContext): Promise<ApiKeyType[]> {
     const principal = await ctx.principal();
@@ -42,9 +44,15 @@ export class AccountResolver {
     return ctx.loaders.apiKeys.load(account.id);
   }
 
-  @FieldResolver(() => [OperationUsageType], { description: 'Credits consumed (captured) per operation in the window (another account’s for admins and analysts only)' })
+  @FieldResolver(() => [OperationUsageType], {
+    description: 'Credits consumed (captured) per operation in the window (another account’s for admins and analysts only)',
+  })
   @RequiresScope('read')
-  async usage(@Root() account: AccountType, @Args(() => UsageWindowArgs) { from, to }: UsageWindowArgs, @Ctx() ctx: GqlContext): Promise<OperationUsageType[]> {
+  async usage(
+    @Root() account: AccountType,
+    @Args(() => UsageWindowArgs) { from, to }: UsageWindowArgs,
+    @Ctx() ctx: GqlContext,
+  ): Promise<OperationUsageType[]> {
     const principal = await ctx.principal();
     requireAccountAccess(principal, account.id);
     return ctx.loaders.usage(from, to).load(account.id);

@@ -7,10 +7,14 @@ export class ApiKeyType {
   @Field(() => ID, { description: 'The key’s id (what revokeApiKey takes; not the secret)' }) id!: string;
   @Field({ description: 'The label given at creation' }) name!: string;
   @Field({ description: 'The last four characters of the key, to tell keys apart' }) last4!: string;
-  @Field(() => [String], { description: 'What the key may do: parse, transcribe (start and cancel jobs), read (accounts, jobs, history, a job’s account and webhook), keys (keys and the webhook secret)' })
+  @Field(() => [String], {
+    description:
+      'What the key may do: parse, transcribe (start and cancel jobs), read (accounts, jobs, history, a job’s account and webhook), keys (keys and the webhook secret)',
+  })
   scopes!: string[];
   @Field(() => DateTime, { description: 'When the key was created' }) createdAt!: Date;
-  @Field(() => DateTime, { nullable: true, description: 'When the key was last used, to the minute; null if never' }) lastUsedAt!: Date | null;
+  @Field(() => DateTime, { nullable: true, description: 'When the key was last used, to the minute; null if never' })
+  lastUsedAt!: Date | null;
   @Field(() => DateTime, { nullable: true, description: 'When the key was revoked; null while it works' }) revokedAt!: Date | null;
 }
 

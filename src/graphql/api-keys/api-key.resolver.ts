@@ -8,7 +8,9 @@ import { API_KEY_SCOPES } from '../../modules/api-keys/api-key.service.js';
 @ArgsType()
 class CreateApiKeyArgs {
   @Field(() => String, { nullable: true, description: 'A label, 1 to 100 characters; default "default"' }) name?: string | null;
-  @Field(() => [String], { nullable: true, description: 'parse, transcribe, read, keys; default: those of the calling key' }) scopes?: string[] | null;
+  @Field(() => [String], { nullable: true, description: 'parse, transcribe, read, keys; default: those of the calling key' }) scopes?:
+    | string[]
+    | null;
 }
 
 @Resolver()
@@ -34,9 +36,15 @@ export class ApiKeyResolver {
     return ctx.services.apiKeys.create(principal.accountId, name, wanted, principal.apiKeyId);
   }
 
-  @Mutation(() => ApiKeyType, { description: 'Revoke one of the caller’s keys (keys scope); it stops working on the next request, on every instance. Revoking twice is harmless; NOT_FOUND for an unknown id.' })
+  @Mutation(() => ApiKeyType, {
+    description:
+      'Revoke one of the caller’s keys (keys scope); it stops working on the next request, on every instance. Revoking twice is harmless; NOT_FOUND for an unknown id.',
+  })
   @RequiresScope('keys')
-  async revokeApiKey(@Arg('id', () => ID, { description: 'The key’s id (ApiKey.id), not its secret' }) id: string, @Ctx() ctx: GqlContext): Promise<ApiKeyType> {
+  async revokeApiKey(
+    @Arg('id', () => ID, { description: 'The key’s id (ApiKey.id), not its secret' }) id: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<ApiKeyType> {
     const principal = await ctx.principal();
     return ctx.services.apiKeys.revoke(id, principal.accountId);
   }

@@ -13,15 +13,21 @@ export const CreditEntryKindEnum = stringEnum(CREDIT_ENTRY_KINDS, 'CreditEntryKi
   EXPIRE: 'Credits removed from available because they expired',
 });
 
-@ObjectType('CreditEntry', { simpleResolvers: true, description: 'One line of the append-only credit ledger; the entries of an account sum to its balance' })
+@ObjectType('CreditEntry', {
+  simpleResolvers: true,
+  description: 'One line of the append-only credit ledger; the entries of an account sum to its balance',
+})
 export class CreditEntryType {
   @Field(() => ID, { description: 'The entry id; later entries have larger ids' }) id!: string;
   @Field(() => CreditEntryKindEnum, { description: 'What the entry did' }) kind!: CreditEntryKind;
   @Field(() => Credits, { description: 'Credits moved, never negative; the deltas give the direction' }) amount!: number;
   @Field(() => Credits, { description: 'Change to available credits (negative for a HOLD)' }) availableDelta!: number;
   @Field(() => Credits, { description: 'Change to held credits (negative for a CAPTURE or RELEASE)' }) heldDelta!: number;
-  @Field(() => ID, { nullable: true, description: 'The job the entry belongs to; null for grants, adjustments and expiries' }) jobId!: string | null;
-  @Field(() => String, { nullable: true, description: 'Why, in the operator’s words (grants, adjustments); null for task entries' }) reason!: string | null;
+  @Field(() => ID, { nullable: true, description: 'The job the entry belongs to; null for grants, adjustments and expiries' }) jobId!:
+    | string
+    | null;
+  @Field(() => String, { nullable: true, description: 'Why, in the operator’s words (grants, adjustments); null for task entries' })
+  reason!: string | null;
   @Field(() => DateTime, { description: 'When the entry was written' }) createdAt!: Date;
 }
 

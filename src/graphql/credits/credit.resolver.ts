@@ -13,10 +13,16 @@ import { CreditHistoryRowConnection, CreditHistoryRowType } from './task-history
 
 @ArgsType()
 class CreditHistoryArgs {
-  @Field(() => ID, { nullable: true, description: 'Another account’s history (admins and analysts; FORBIDDEN for others); default the caller’s own' }) accountId?: string | null;
+  @Field(() => ID, {
+    nullable: true,
+    description: 'Another account’s history (admins and analysts; FORBIDDEN for others); default the caller’s own',
+  })
+  accountId?: string | null;
   @Field(() => DateTime, { nullable: true, description: 'Entries at or after this time' }) from?: Date | null;
   @Field(() => DateTime, { nullable: true, description: 'Entries before this time' }) to?: Date | null;
-  @Field(() => [CreditEntryKindEnum], { nullable: true, description: 'Only entries of these kinds; default all' }) kinds?: CreditEntryKind[] | null;
+  @Field(() => [CreditEntryKindEnum], { nullable: true, description: 'Only entries of these kinds; default all' }) kinds?:
+    | CreditEntryKind[]
+    | null;
   @Field(() => Int, { nullable: true, description: '1 to 100, default 20' }) first?: number | null;
   @Field(() => String, { nullable: true, description: 'The endCursor of the previous page' }) after?: string | null;
 }
@@ -24,21 +30,32 @@ class CreditHistoryArgs {
 @ArgsType()
 class CreditUsageArgs {
   @Field(() => DateTime, { description: 'From this time (inclusive)' }) from!: Date;
-  @Field(() => DateTime, { description: 'Until this time (exclusive); after from and at most 400 days after it (INVALID_INPUT otherwise)' }) to!: Date;
+  @Field(() => DateTime, { description: 'Until this time (exclusive); after from and at most 400 days after it (INVALID_INPUT otherwise)' })
+  to!: Date;
   @Field(() => UsageGroupingEnum, { nullable: true, description: 'The period of a bucket; default DAY' }) groupBy?: UsageGrouping | null;
-  @Field(() => UsageDimensionEnum, { nullable: true, description: 'What a bucket’s key tells apart; default OPERATION' }) by?: UsageDimension | null;
+  @Field(() => UsageDimensionEnum, { nullable: true, description: 'What a bucket’s key tells apart; default OPERATION' })
+  by?: UsageDimension | null;
 }
 
 @Resolver(() => CreditEntryType)
 export class CreditResolver {
-  @Query(() => [UsageBucketType], { description: 'Credits consumed (captured) per period and operation or account (read scope); analysts see every account, others their own' })
+  @Query(() => [UsageBucketType], {
+    description:
+      'Credits consumed (captured) per period and operation or account (read scope); analysts see every account, others their own',
+  })
   @RequiresScope('read')
-  async creditUsage(@Ctx() ctx: GqlContext, @Args(() => CreditUsageArgs) { from, to, groupBy, by }: CreditUsageArgs): Promise<UsageBucketType[]> {
+  async creditUsage(
+    @Ctx() ctx: GqlContext,
+    @Args(() => CreditUsageArgs) { from, to, groupBy, by }: CreditUsageArgs,
+  ): Promise<UsageBucketType[]> {
     const principal = await ctx.principal();
     return ctx.services.creditHistory.usage(principal, { from, to, groupBy: groupBy ?? 'DAY', by: by ?? 'OPERATION' });
   }
 
-  @Query(() => CreditEntryConnection, { description: 'Ledger entries, newest first (read scope); accountId defaults to the caller’s own. The same as GET /api/credit-history.csv.' })
+  @Query(() => CreditEntryConnection, {
+    description:
+      'Ledger entries, newest first (read scope); accountId defaults to the caller’s own. The same as GET /api/credit-history.csv.',
+  })
   @RequiresScope('read')
   async creditHistory(
     @Ctx() ctx: GqlContext,
@@ -84,7 +101,10 @@ function toEntryType(e: CreditEntry): CreditEntryType {
 
 @Resolver(() => JobType)
 export class JobCreditsResolver {
-  @FieldResolver(() => [CreditEntryType], { description: 'The job’s ledger entries, oldest first: its hold (and any raise of it once the media’s length was known), then the capture or the release' })
+  @FieldResolver(() => [CreditEntryType], {
+    description:
+      'The job’s ledger entries, oldest first: its hold (and any raise of it once the media’s length was known), then the capture or the release',
+  })
   @RequiresScope('read')
   async creditEntries(@Root() job: JobType, @Ctx() ctx: GqlContext): Promise<CreditEntryType[]> {
     return (await ctx.loaders.creditEntries.load(job.id)).map(toEntryType);

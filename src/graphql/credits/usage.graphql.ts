@@ -21,7 +21,10 @@ export class UsageBucketType {
   @Field(() => Int, { description: 'Successful tasks' }) tasks!: number;
 }
 
-@ObjectType('OperationUsage', { simpleResolvers: true, description: 'Credits one account consumed (captured) by one operation in a window' })
+@ObjectType('OperationUsage', {
+  simpleResolvers: true,
+  description: 'Credits one account consumed (captured) by one operation in a window',
+})
 export class OperationUsageType {
   @Field({ description: 'PARSE or TRANSCRIBE' }) operation!: string;
   @Field(() => Credits, { description: 'Credits captured (successful tasks only)' }) credits!: number;

@@ -32,7 +32,10 @@ export class JobResolver {
     return toJobRoot(await ctx.services.jobs.forCaller(principal, id));
   }
 
-  @Mutation(() => JobType, { description: 'Cancel a queued or running job (transcribe scope, the one that starts jobs): its hold is released and nothing is charged. A finished job is returned as it is. NOT_FOUND for an unknown id or another account’s job. The same as POST /api/jobs/{id}/cancel.' })
+  @Mutation(() => JobType, {
+    description:
+      'Cancel a queued or running job (transcribe scope, the one that starts jobs): its hold is released and nothing is charged. A finished job is returned as it is. NOT_FOUND for an unknown id or another account’s job. The same as POST /api/jobs/{id}/cancel.',
+  })
   @RequiresScope('transcribe')
   async cancelJob(@Arg('id', () => ID, { description: 'The job to cancel' }) id: string, @Ctx() ctx: GqlContext): Promise<JobType> {
     const principal = await ctx.principal();
@@ -40,7 +43,8 @@ export class JobResolver {
   }
 
   @Subscription(() => JobType, {
-    description: 'The job now, then each change of its status or progress, ending with its final state (read scope; graphql-ws). NOT_FOUND ends it at once for an unknown id.',
+    description:
+      'The job now, then each change of its status or progress, ending with its final state (read scope; graphql-ws). NOT_FOUND ends it at once for an unknown id.',
     subscribe: async ({ args, context }) => {
       const ctx = context as GqlContext;
       const principal = await ctx.principal();
@@ -64,7 +68,8 @@ export class JobResolver {
   // Nullable: a refusal (FORBIDDEN) leaves the rest of the job in the answer, startTranscription's id first.
   @FieldResolver(() => AccountType, {
     nullable: true,
-    description: 'The account the job belongs to (read scope; another account’s only for admins and analysts). Null, with FORBIDDEN in errors, when refused.',
+    description:
+      'The account the job belongs to (read scope; another account’s only for admins and analysts). Null, with FORBIDDEN in errors, when refused.',
   })
   @RequiresScope('read')
   async account(@Root() job: JobRoot, @Ctx() ctx: GqlContext): Promise<AccountType> {

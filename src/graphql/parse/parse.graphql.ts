@@ -2,11 +2,15 @@ import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Credits, JSONObject } from '../scalars.js';
 import { InheritsScope } from '../scopes.js';
 
-@ObjectType('MediaFormat', { simpleResolvers: true, description: 'A direct media URL and what is known of it; null means unknown, never a guess.' })
+@ObjectType('MediaFormat', {
+  simpleResolvers: true,
+  description: 'A direct media URL and what is known of it; null means unknown, never a guess.',
+})
 export class MediaFormatType {
   @Field({ description: 'The direct media URL: a file, or an HLS (m3u8) or DASH (mpd) manifest' }) url!: string;
   @Field({ description: 'video, audio or image' }) kind!: string;
-  @Field(() => String, { nullable: true, description: 'Container or file type: mp4, webm, m3u8, mpd, mp3, jpg, …; null when unknown' }) container!: string | null;
+  @Field(() => String, { nullable: true, description: 'Container or file type: mp4, webm, m3u8, mpd, mp3, jpg, …; null when unknown' })
+  container!: string | null;
   @Field(() => Int, { nullable: true, description: 'Width in pixels; null when unknown or audio' }) width!: number | null;
   @Field(() => Int, { nullable: true, description: 'Height in pixels; null when unknown or audio' }) height!: number | null;
   @Field(() => Int, { nullable: true, description: 'Peak bits per second, when known' }) bitrate!: number | null;
@@ -16,9 +20,14 @@ export class MediaFormatType {
   @Field(() => Boolean, { nullable: true, description: 'Whether this URL carries sound; null when nothing says (never a guess)' })
   hasAudio!: boolean | null;
   @Field({ description: 'Whether this URL carries pictures that move (false for audio and images)' }) hasVideo!: boolean;
-  @Field(() => String, { nullable: true, description: 'ISO-8601; when the direct URL stops working, if the site says; null otherwise' }) expiresAt!: string | null;
-  @Field(() => JSONObject, { nullable: true, description: 'Request headers the URL needs (e.g. Referer), name → value; null when none' }) headers!: Record<string, string> | null;
-  @Field(() => MediaFormatType, { nullable: true, description: 'For a video variant without sound of its own (HLS/DASH): the audio track to play or mux with it' })
+  @Field(() => String, { nullable: true, description: 'ISO-8601; when the direct URL stops working, if the site says; null otherwise' })
+  expiresAt!: string | null;
+  @Field(() => JSONObject, { nullable: true, description: 'Request headers the URL needs (e.g. Referer), name → value; null when none' })
+  headers!: Record<string, string> | null;
+  @Field(() => MediaFormatType, {
+    nullable: true,
+    description: 'For a video variant without sound of its own (HLS/DASH): the audio track to play or mux with it',
+  })
   @InheritsScope()
   audio?: MediaFormatType | null;
 }
@@ -30,7 +39,10 @@ export class CoverImageType {
   @Field(() => Int, { nullable: true, description: 'Height in pixels; null when unknown' }) height!: number | null;
 }
 
-@ObjectType('ParseItem', { simpleResolvers: true, description: 'One item of a multi-item post (gallery or playlist): its chosen format with its own title, picture and other formats.' })
+@ObjectType('ParseItem', {
+  simpleResolvers: true,
+  description: 'One item of a multi-item post (gallery or playlist): its chosen format with its own title, picture and other formats.',
+})
 export class ParseItemType extends MediaFormatType {
   @Field(() => String, { nullable: true, description: 'The item’s own title; null when it has none' }) title!: string | null;
   @Field(() => CoverImageType, { nullable: true, description: 'The item’s own picture; null when it has none' })
@@ -41,7 +53,10 @@ export class ParseItemType extends MediaFormatType {
   alternatives!: MediaFormatType[];
 }
 
-@ObjectType('MediaMetadata', { simpleResolvers: true, description: 'What the page says about its media; each field null when the page does not say' })
+@ObjectType('MediaMetadata', {
+  simpleResolvers: true,
+  description: 'What the page says about its media; each field null when the page does not say',
+})
 export class MediaMetadataType {
   @Field(() => String, { nullable: true, description: 'The title' }) title!: string | null;
   @Field(() => String, { nullable: true, description: 'The author or channel' }) author!: string | null;
@@ -51,14 +66,23 @@ export class MediaMetadataType {
   @Field(() => String, { nullable: true, description: 'The site’s name (e.g. from og:site_name)' }) site!: string | null;
 }
 
-@ObjectType('CreditCharge', { simpleResolvers: true, description: 'What a task charged and the available balance after it, in whole credits.' })
+@ObjectType('CreditCharge', {
+  simpleResolvers: true,
+  description: 'What a task charged and the available balance after it, in whole credits.',
+})
 export class CreditChargeType {
-  @Field(() => Credits, { description: 'Credits this task cost (captured from its hold); a replay with the same idempotency key shows the first charge and charges nothing more' })
+  @Field(() => Credits, {
+    description:
+      'Credits this task cost (captured from its hold); a replay with the same idempotency key shows the first charge and charges nothing more',
+  })
   charged!: number;
   @Field(() => Credits, { description: 'Available credits right after the charge' }) balance!: number;
 }
 
-@ObjectType('ParseResult', { simpleResolvers: true, description: 'A resolved page: the chosen media, the other formats, the page’s metadata and what it cost' })
+@ObjectType('ParseResult', {
+  simpleResolvers: true,
+  description: 'A resolved page: the chosen media, the other formats, the page’s metadata and what it cost',
+})
 export class ParseResultType {
   @Field(() => ID, { description: 'The job id (job(id) shows it again)' }) id!: string;
   @Field({ description: 'Always SUCCEEDED (a failure is an error instead)' }) status!: string;
@@ -87,12 +111,23 @@ export class ParseResultType {
   credits!: CreditChargeType;
 }
 
-@InputType({ description: 'mode: auto | audio | mute (default auto); quality: max | 1080 | 720 | 480 (default 1080 for members, 720 otherwise)' })
+@InputType({
+  description: 'mode: auto | audio | mute (default auto); quality: max | 1080 | 720 | 480 (default 1080 for members, 720 otherwise)',
+})
 export class ParseInput {
-  @Field({ description: 'The public page (or direct media) URL, http(s), at most 2048 characters; private and loopback addresses are refused (URL_NOT_ALLOWED)' })
+  @Field({
+    description:
+      'The public page (or direct media) URL, http(s), at most 2048 characters; private and loopback addresses are refused (URL_NOT_ALLOWED)',
+  })
   url!: string;
-  @Field(() => String, { nullable: true, description: 'auto (video with its sound where there is one), audio (sound only) or mute (video without sound); default auto' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'auto (video with its sound where there is one), audio (sound only) or mute (video without sound); default auto',
+  })
   mode?: string | null;
-  @Field(() => String, { nullable: true, description: 'max, 1080, 720 or 480: the highest format at or below this height; max and 1080 need a membership (MEMBERSHIP_REQUIRED)' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'max, 1080, 720 or 480: the highest format at or below this height; max and 1080 need a membership (MEMBERSHIP_REQUIRED)',
+  })
   quality?: string | null;
 }

@@ -6,7 +6,10 @@ import { ParseInput, ParseResultType } from './parse.graphql.js';
 @ArgsType()
 class ParseInputArgs {
   @Field(() => ParseInput, { description: 'What to parse, and how' }) input!: ParseInput;
-  @Field(() => String, { nullable: true, description: 'The same key with the same input within 24 h replays the first result and charges once' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'The same key with the same input within 24 h replays the first result and charges once',
+  })
   idempotencyKey?: string | null;
 }
 
@@ -26,6 +29,9 @@ export class ParseResolver {
  * The parse mutation: what type-graphql runs for ParseResolver.parse, and what the built schema runs
  * directly (graphql/schema.ts), with graphql-js's coerced arguments, which are all it needs.
  */
-export async function resolveParse({ input, idempotencyKey }: { input: ParseInput; idempotencyKey?: string | null }, ctx: GqlContext): Promise<ParseResultType> {
+export async function resolveParse(
+  { input, idempotencyKey }: { input: ParseInput; idempotencyKey?: string | null },
+  ctx: GqlContext,
+): Promise<ParseResultType> {
   return ctx.services.parse.parse(await ctx.principal(), { ...input }, { idempotencyKey });
 }

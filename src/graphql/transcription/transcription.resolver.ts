@@ -10,7 +10,11 @@ import { TranscribeInput, TranscriptionType } from './transcription.graphql.js';
 @ArgsType()
 class TranscribeInputArgs {
   @Field(() => TranscribeInput, { description: 'What to transcribe' }) input!: TranscribeInput;
-  @Field(() => String, { nullable: true, description: 'The same key with the same input within 24 h replays the first result (startTranscription: the same job) and charges once' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The same key with the same input within 24 h replays the first result (startTranscription: the same job) and charges once',
+  })
   idempotencyKey?: string | null;
 }
 
@@ -21,7 +25,10 @@ export class TranscriptionResolver {
       'Transcribe a media URL and wait for the transcript (the same as POST /api/transcribe). Needs the transcribe scope and an active membership (MEMBERSHIP_REQUIRED). Costs 1 credit per started minute of media by default: held first (INSUFFICIENT_CREDITS), charged on success, released on failure. Errors as parse; NO_MEDIA_FOUND when the media has no sound. For long media prefer startTranscription.',
   })
   @RequiresScope('transcribe')
-  async transcribe(@Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs, @Ctx() ctx: GqlContext): Promise<TranscriptionType> {
+  async transcribe(
+    @Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs,
+    @Ctx() ctx: GqlContext,
+  ): Promise<TranscriptionType> {
     return ctx.services.transcription.transcribe(await ctx.principal(), { ...input }, { idempotencyKey });
   }
 
@@ -30,7 +37,10 @@ export class TranscriptionResolver {
       'Queue a transcription and return its job at once; follow it with job(id) or the jobUpdated subscription, or give a webhookUrl. Credits are held now and charged on success. PROVIDER_UNAVAILABLE when this instance runs no job queue.',
   })
   @RequiresScope('transcribe')
-  async startTranscription(@Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs, @Ctx() ctx: GqlContext): Promise<JobType> {
+  async startTranscription(
+    @Args(() => TranscribeInputArgs) { input, idempotencyKey }: TranscribeInputArgs,
+    @Ctx() ctx: GqlContext,
+  ): Promise<JobType> {
     const principal = await ctx.principal();
     const jobId = await ctx.services.transcription.start(principal, { ...input }, { idempotencyKey });
     return toJobType(await ctx.services.jobs.started(principal, jobId));
@@ -41,12 +51,17 @@ export class TranscriptionResolver {
       'A finished transcription by its job id, as transcribe answered it, with its subtitles (srt, vtt): the same as GET /api/transcriptions/{id}.srt and .vtt (read scope). NOT_FOUND for a parse, a job not succeeded (yet), or another account’s job.',
   })
   @RequiresScope('read')
-  async transcription(@Arg('jobId', () => ID, { description: 'The job of a transcription (transcribe’s id, startTranscription’s job)' }) jobId: string, @Ctx() ctx: GqlContext): Promise<TranscriptionType> {
+  async transcription(
+    @Arg('jobId', () => ID, { description: 'The job of a transcription (transcribe’s id, startTranscription’s job)' }) jobId: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<TranscriptionType> {
     const job = await ctx.services.jobs.finishedTranscription(await ctx.principal(), jobId);
     return jobSuccessBody(job) as unknown as TranscriptionType;
   }
 
-  @FieldResolver(() => String, { description: 'The transcript as a SubRip (SRT) file: cues of at most two lines of 42 characters, re-timed for reading' })
+  @FieldResolver(() => String, {
+    description: 'The transcript as a SubRip (SRT) file: cues of at most two lines of 42 characters, re-timed for reading',
+  })
   srt(@Root() t: TranscriptionType): string {
     return toSrt(t.segments);
   }

@@ -6,13 +6,17 @@ import { JobWebhookType, WebhookSecretType } from './webhook.graphql.js';
 
 @Resolver()
 export class WebhookSecretResolver {
-  @Query(() => WebhookSecretType, { description: 'The secret your webhook receiver verifies deliveries with (made on first read; keys scope)' })
+  @Query(() => WebhookSecretType, {
+    description: 'The secret your webhook receiver verifies deliveries with (made on first read; keys scope)',
+  })
   @RequiresScope('keys')
   async webhookSecret(@Ctx() ctx: GqlContext): Promise<WebhookSecretType> {
     return ctx.services.webhooks.secretFor(await ctx.principal());
   }
 
-  @Mutation(() => WebhookSecretType, { description: 'Replace the signing secret (keys scope); deliveries from now on, retries included, are signed with the new one' })
+  @Mutation(() => WebhookSecretType, {
+    description: 'Replace the signing secret (keys scope); deliveries from now on, retries included, are signed with the new one',
+  })
   @RequiresScope('keys')
   async rotateWebhookSecret(@Ctx() ctx: GqlContext): Promise<WebhookSecretType> {
     return ctx.services.webhooks.rotateSecret(await ctx.principal());
@@ -21,7 +25,11 @@ export class WebhookSecretResolver {
 
 @Resolver(() => JobType)
 export class JobWebhookResolver {
-  @FieldResolver(() => JobWebhookType, { nullable: true, description: 'The job’s webhook and its delivery attempts (read scope); null without a webhookUrl, or with FORBIDDEN in errors when refused' })
+  @FieldResolver(() => JobWebhookType, {
+    nullable: true,
+    description:
+      'The job’s webhook and its delivery attempts (read scope); null without a webhookUrl, or with FORBIDDEN in errors when refused',
+  })
   @RequiresScope('read')
   async webhook(@Root() job: JobType, @Ctx() ctx: GqlContext): Promise<JobWebhookType | null> {
     const url = job.input.webhookUrl;

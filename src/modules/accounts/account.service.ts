@@ -60,7 +60,6 @@ function toView(r: ViewRow): AccountView {
   };
 }
 
-
 /** Accounts and memberships: the operator's and the account area's side of the data. */
 export class AccountService {
   constructor(
@@ -75,8 +74,12 @@ export class AccountService {
     const problems: Record<string, string> = {};
     if (!name || name.length > 200) problems.name = 'must be 1 to 200 characters';
     if (input.email != null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.email)) problems.email = 'must be an email address';
-    if (input.credits !== undefined && (!Number.isSafeInteger(input.credits) || input.credits < 0)) problems.credits = 'must be a whole number ≥ 0';
-    if (input.membershipDays !== undefined && (!Number.isInteger(input.membershipDays) || input.membershipDays < 0 || input.membershipDays > 3660))
+    if (input.credits !== undefined && (!Number.isSafeInteger(input.credits) || input.credits < 0))
+      problems.credits = 'must be a whole number ≥ 0';
+    if (
+      input.membershipDays !== undefined &&
+      (!Number.isInteger(input.membershipDays) || input.membershipDays < 0 || input.membershipDays > 3660)
+    )
       problems.membershipDays = 'must be a whole number of days from 0 to 3660';
     const roles = [...new Set(input.roles ?? [])];
     const badRoles = roles.filter((r) => !(ACCOUNT_ROLES as readonly string[]).includes(r));
@@ -90,7 +93,11 @@ export class AccountService {
       // The balance row exists from the start: the ledger's conditional updates need a row to lock.
       em.create(CreditBalance, { accountId: created.id });
       if (input.membershipDays) {
-        em.create(Membership, { accountId: created.id, status: 'active', periodEnd: new Date(Date.now() + input.membershipDays * 86_400_000) });
+        em.create(Membership, {
+          accountId: created.id,
+          status: 'active',
+          periodEnd: new Date(Date.now() + input.membershipDays * 86_400_000),
+        });
       }
       return created;
     });
@@ -122,7 +129,8 @@ export class AccountService {
   async list(first: number | null | undefined, after: string | null | undefined): Promise<Page<AccountView>> {
     const size = pageSize(first);
     const cursor = after ? decodeCursor(after) : null;
-    if (cursor && !isUuid(cursor.id)) throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
+    if (cursor && !isUuid(cursor.id))
+      throw new AppError('INVALID_INPUT', 'after is not a cursor from this API.', { after: 'invalid cursor' });
     const rows = await this.readEm()
       .getConnection()
       .execute<ViewRow[]>(
@@ -133,7 +141,10 @@ export class AccountService {
       // A lagging replica shows fewer accounts, never an old balance: balances are re-read on the primary.
       const live = await this.em()
         .getConnection()
-        .execute<{ account_id: string; available: string; held: string }[]>(`select account_id, available, held from credit_balance where account_id in (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id));
+        .execute<{ account_id: string; available: string; held: string }[]>(
+          `select account_id, available, held from credit_balance where account_id in (${rows.map(() => '?').join(', ')})`,
+          rows.map((r) => r.id),
+        );
       const byId = new Map(live.map((b) => [b.account_id, b]));
       for (const r of rows) Object.assign(r, { available: byId.get(r.id)?.available ?? 0, held: byId.get(r.id)?.held ?? 0 });
     }
@@ -160,12 +171,20 @@ export class AccountService {
       [identity.subject],
     );
     const r = rows[0];
-    return { accountId: r.id, apiKeyId: null, scopes: new Set(OIDC_BEARER_SCOPES), isMember: r.member, roles: new Set(textArray(r.roles)), via: 'oidc' };
+    return {
+      accountId: r.id,
+      apiKeyId: null,
+      scopes: new Set(OIDC_BEARER_SCOPES),
+      isMember: r.member,
+      roles: new Set(textArray(r.roles)),
+      via: 'oidc',
+    };
   }
 
   /** Starts or extends the membership to `until`. */
   async setMembership(accountId: string, until: Date): Promise<AccountView> {
-    if (Number.isNaN(until.getTime())) throw new AppError('INVALID_INPUT', 'until must be an ISO-8601 date', { until: 'must be an ISO-8601 date' });
+    if (Number.isNaN(until.getTime()))
+      throw new AppError('INVALID_INPUT', 'until must be an ISO-8601 date', { until: 'must be an ISO-8601 date' });
     await this.view(accountId);
     const em = this.em();
     const existing = await em.findOne(Membership, { accountId });

@@ -57,7 +57,8 @@ export class OidcVerifier {
     });
     if (!payload.sub) throw new Error('token has no subject');
     // OpenID Connect Core 3.1.3.7: the authorized party, when named, must be this client.
-    if (payload.azp !== undefined && payload.azp !== this.options.audience && payload.azp !== this.options.clientId) throw new Error('token is for another party');
+    if (payload.azp !== undefined && payload.azp !== this.options.audience && payload.azp !== this.options.clientId)
+      throw new Error('token is for another party');
     if (expect.nonce !== undefined && payload.nonce !== expect.nonce) throw new Error('token has another nonce');
     return { subject: `${this.options.issuer}|${payload.sub}`, name: claim(payload, 'name'), email: claim(payload, 'email') };
   }
@@ -95,7 +96,11 @@ export class OidcVerifier {
   private failed(err: unknown): unknown {
     this.failedAt = performance.now();
     this.log?.warn(
-      { issuer: this.options.issuer, reason: err instanceof Error ? err.message : String(err), retryInSeconds: this.retryAfterFailureMs / 1000 },
+      {
+        issuer: this.options.issuer,
+        reason: err instanceof Error ? err.message : String(err),
+        retryInSeconds: this.retryAfterFailureMs / 1000,
+      },
       'the OpenID Connect provider did not answer: bearer tokens are refused until it does',
     );
     return err;

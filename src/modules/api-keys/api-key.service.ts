@@ -41,7 +41,8 @@ const LOOKUP: Statement = {
  * placeholder; null for a session, an OIDC user or the operator) is not revoked. A key cache that
  * has not heard of a revocation yet lets the key read, never mint a key or a secret.
  */
-export const callerNotRevoked = (param: string) => `not exists (select 1 from api_key where id = ${param}::uuid and revoked_at is not null)`;
+export const callerNotRevoked = (param: string) =>
+  `not exists (select 1 from api_key where id = ${param}::uuid and revoked_at is not null)`;
 
 /** A new key, written only while the calling key ($8) is not revoked. */
 const CREATE: Statement = {

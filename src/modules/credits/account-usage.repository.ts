@@ -23,11 +23,17 @@ export class AccountUsageRepository {
    * Several accounts' usage in [from, to) in one query, ordered by account and operation; an
    * account that consumed nothing has no rows. With `onlyAccount`, only that account is read.
    */
-  async byOperation(accountIds: readonly string[], window: { from: Date; to: Date }, onlyAccount: string | null): Promise<OperationUsage[]> {
+  async byOperation(
+    accountIds: readonly string[],
+    window: { from: Date; to: Date },
+    onlyAccount: string | null,
+  ): Promise<OperationUsage[]> {
     const { from, to } = window;
     if (!(from < to)) throw new AppError('INVALID_INPUT', 'from must be before to.', { from: 'must be before to' });
     if (to.getTime() - from.getTime() > MAX_SPAN_DAYS * 86_400_000) {
-      throw new AppError('INVALID_INPUT', `The range may span at most ${MAX_SPAN_DAYS} days.`, { to: `at most ${MAX_SPAN_DAYS} days after from` });
+      throw new AppError('INVALID_INPUT', `The range may span at most ${MAX_SPAN_DAYS} days.`, {
+        to: `at most ${MAX_SPAN_DAYS} days after from`,
+      });
     }
     const wanted = accountIds.filter((id) => isUuid(id) && (onlyAccount === null || id === onlyAccount));
     if (!wanted.length) return [];

@@ -59,13 +59,15 @@ export class Batcher<I, O> {
     // Members left over from a full batch start a window of their own.
     if (this.pending.length) this.timer = setTimeout(() => this.flush(), this.options.windowMs);
     this.inFlight++;
-    this.send(batch.map((m) => m.item)).then(
-      (outcomes) => batch.forEach((m, i) => settle(m, outcomes[i] ?? { error: new Error('no answer for a batch member') })),
-      (err: unknown) => batch.forEach((m) => m.reject(err)),
-    ).finally(() => {
-      this.inFlight--;
-      if (this.due || this.pending.length >= this.options.maxSize) this.flush();
-    });
+    this.send(batch.map((m) => m.item))
+      .then(
+        (outcomes) => batch.forEach((m, i) => settle(m, outcomes[i] ?? { error: new Error('no answer for a batch member') })),
+        (err: unknown) => batch.forEach((m) => m.reject(err)),
+      )
+      .finally(() => {
+        this.inFlight--;
+        if (this.due || this.pending.length >= this.options.maxSize) this.flush();
+      });
   }
 }
 

@@ -43,7 +43,8 @@ const PARAMETERS = new Set(['accountId', 'from', 'to', 'kinds']);
  */
 export function parseCreditHistoryQuery(query: Record<string, unknown>): CreditHistoryExportQuery {
   const problems: Record<string, string> = {};
-  for (const name of Object.keys(query)) if (!PARAMETERS.has(name)) problems[name] = 'unknown parameter; allowed: accountId, from, to, kinds';
+  for (const name of Object.keys(query))
+    if (!PARAMETERS.has(name)) problems[name] = 'unknown parameter; allowed: accountId, from, to, kinds';
 
   const single = (name: string): string | null => {
     const v = query[name];
@@ -72,7 +73,8 @@ export function parseCreditHistoryQuery(query: Record<string, unknown>): CreditH
   if (rawKinds !== undefined) {
     const values = (Array.isArray(rawKinds) ? rawKinds : [rawKinds]).flatMap((v) => String(v).split(',')).map((v) => v.trim());
     const unknown = values.filter((v) => !(CREDIT_ENTRY_KINDS as readonly string[]).includes(v));
-    if (unknown.length) problems.kinds = `unknown kind(s) ${unknown.map((v) => JSON.stringify(v)).join(', ')}; allowed: ${CREDIT_ENTRY_KINDS.join(', ')}`;
+    if (unknown.length)
+      problems.kinds = `unknown kind(s) ${unknown.map((v) => JSON.stringify(v)).join(', ')}; allowed: ${CREDIT_ENTRY_KINDS.join(', ')}`;
     else kinds = [...new Set(values as CreditEntryKind[])];
   }
 

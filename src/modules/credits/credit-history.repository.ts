@@ -71,7 +71,11 @@ export class CreditHistoryRepository {
   async forJobs(jobIds: readonly string[], onlyAccount: string | null): Promise<CreditEntry[]> {
     const wanted = jobIds.filter(isUuid);
     if (!wanted.length) return [];
-    return this.em().find(CreditEntry, { jobId: { $in: wanted }, ...(onlyAccount === null ? {} : { accountId: onlyAccount }) }, { orderBy: { id: 'asc' } });
+    return this.em().find(
+      CreditEntry,
+      { jobId: { $in: wanted }, ...(onlyAccount === null ? {} : { accountId: onlyAccount }) },
+      { orderBy: { id: 'asc' } },
+    );
   }
 
   /**
@@ -109,7 +113,9 @@ export class CreditHistoryRepository {
         // and stop at the limit. Without statistics (PGlite never autovacuums) the planner may
         // prefer a bitmap scan of every remaining row plus a sort, per batch: quadratic on a long
         // history. SET LOCAL: for this short transaction only.
-        await em.execute(`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`);
+        await em.execute(
+          `select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
+        );
         return em.execute<ExportRecord[]>(sql, [...values, batchSize]);
       });
       if (rows.length) yield rows.map(toExportRow);

@@ -22,7 +22,17 @@ export class CreditHistoryService {
   ) {}
 
   /** Ledger entries, newest first, a page at a time. */
-  list(principal: Principal, f: { accountId?: string | null; from?: Date | null; to?: Date | null; kinds?: CreditEntryKind[] | null; first?: number | null; after?: string | null }): Promise<Page<CreditEntry>> {
+  list(
+    principal: Principal,
+    f: {
+      accountId?: string | null;
+      from?: Date | null;
+      to?: Date | null;
+      kinds?: CreditEntryKind[] | null;
+      first?: number | null;
+      after?: string | null;
+    },
+  ): Promise<Page<CreditEntry>> {
     requireScope(principal, 'read');
     return this.entries.list({ ...f, accountId: accountToRead(principal, f.accountId) });
   }

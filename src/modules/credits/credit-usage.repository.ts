@@ -20,10 +20,18 @@ const MAX_SPAN_DAYS = 400;
 export class CreditUsageRepository {
   constructor(private readonly em: () => EntityManager) {}
 
-  async usage(opts: { from: Date; to: Date; groupBy: UsageGrouping; by: UsageDimension; accountId: string | null }): Promise<UsageBucket[]> {
+  async usage(opts: {
+    from: Date;
+    to: Date;
+    groupBy: UsageGrouping;
+    by: UsageDimension;
+    accountId: string | null;
+  }): Promise<UsageBucket[]> {
     if (!(opts.from < opts.to)) throw new AppError('INVALID_INPUT', 'from must be before to.', { from: 'must be before to' });
     if (opts.to.getTime() - opts.from.getTime() > MAX_SPAN_DAYS * 86_400_000) {
-      throw new AppError('INVALID_INPUT', `The range may span at most ${MAX_SPAN_DAYS} days.`, { to: `at most ${MAX_SPAN_DAYS} days after from` });
+      throw new AppError('INVALID_INPUT', `The range may span at most ${MAX_SPAN_DAYS} days.`, {
+        to: `at most ${MAX_SPAN_DAYS} days after from`,
+      });
     }
     const unit = opts.groupBy.toLowerCase();
     const key = opts.by === 'ACCOUNT' ? 'e.account_id::text' : 'j.operation';

@@ -101,7 +101,8 @@ export class LedgerService {
 
   /** Adds credits (GRANT) and returns the new available balance. */
   async grant(accountId: string, amount: number, reason: string | null): Promise<number> {
-    if (!Number.isSafeInteger(amount) || amount <= 0) throw new AppError('INVALID_INPUT', 'amount must be a positive whole number', { amount: 'must be a positive integer' });
+    if (!Number.isSafeInteger(amount) || amount <= 0)
+      throw new AppError('INVALID_INPUT', 'amount must be a positive whole number', { amount: 'must be a positive integer' });
     const row = await this.one<{ available: string | null }>(sql.GRANT, [accountId, amount, reason]);
     return Number(row.available);
   }
@@ -117,8 +118,17 @@ export class LedgerService {
 
   private async openOne(j: OpenJobInput): Promise<{ balance: number }> {
     const row = await this.one<{ after: string | null; revoked: boolean }>(sql.OPEN_JOB, [
-      j.jobId, j.accountId, j.apiKeyId, j.operation, j.status ?? 'RUNNING', JSON.stringify(j.input), j.amount, j.deadlineAt.toISOString(),
-      j.idempotencyKey ?? null, j.requestHash ?? null, j.requestId ?? null,
+      j.jobId,
+      j.accountId,
+      j.apiKeyId,
+      j.operation,
+      j.status ?? 'RUNNING',
+      JSON.stringify(j.input),
+      j.amount,
+      j.deadlineAt.toISOString(),
+      j.idempotencyKey ?? null,
+      j.requestHash ?? null,
+      j.requestId ?? null,
     ]);
     if (row.revoked) throw this.revoked(j.apiKeyId);
     // The statement's snapshot may predate the holds that took the credits (it waited on their row
@@ -132,9 +142,16 @@ export class LedgerService {
     let rows: { revoked: boolean; held: boolean; after: string | null; available: string }[];
     try {
       rows = await this.db.query(sql.OPEN_JOBS, [
-        items.map((j) => j.jobId), items.map((j) => j.accountId), items.map((j) => j.apiKeyId), items.map((j) => j.operation),
-        items.map((j) => j.status ?? 'RUNNING'), JSON.stringify(items.map((j) => j.input)), items.map((j) => j.amount),
-        items.map((j) => j.deadlineAt.toISOString()), items.map((j) => j.idempotencyKey ?? null), items.map((j) => j.requestHash ?? null),
+        items.map((j) => j.jobId),
+        items.map((j) => j.accountId),
+        items.map((j) => j.apiKeyId),
+        items.map((j) => j.operation),
+        items.map((j) => j.status ?? 'RUNNING'),
+        JSON.stringify(items.map((j) => j.input)),
+        items.map((j) => j.amount),
+        items.map((j) => j.deadlineAt.toISOString()),
+        items.map((j) => j.idempotencyKey ?? null),
+        items.map((j) => j.requestHash ?? null),
         items.map((j) => j.requestId ?? null),
       ]);
     } catch (err) {
@@ -168,7 +185,10 @@ export class LedgerService {
   /** Grows an open job's hold (a transcription learns its price once the media's length is known). */
   async extendHold(jobId: string, extra: number): Promise<void> {
     if (extra <= 0) return;
-    const row = await this.one<{ after: string | null; held: string | null; open: boolean; revoked: boolean; api_key_id: string | null }>(sql.EXTEND_HOLD, [jobId, extra]);
+    const row = await this.one<{ after: string | null; held: string | null; open: boolean; revoked: boolean; api_key_id: string | null }>(
+      sql.EXTEND_HOLD,
+      [jobId, extra],
+    );
     if (!row.open) throw new AppError('PROVIDER_TIMEOUT', 'The task passed its deadline.');
     if (row.revoked) throw this.revoked(row.api_key_id);
     // The caller sees the whole price against what it had before the task began.
@@ -182,7 +202,11 @@ export class LedgerService {
   }
 
   private async succeedOne(c: Capture): Promise<Settlement | null> {
-    const row = await this.one<{ charged: string | null; balance: string | null }>(sql.SUCCEED, [c.jobId, JSON.stringify(c.result), c.provider]);
+    const row = await this.one<{ charged: string | null; balance: string | null }>(sql.SUCCEED, [
+      c.jobId,
+      JSON.stringify(c.result),
+      c.provider,
+    ]);
     return settlement(row);
   }
 
@@ -190,7 +214,11 @@ export class LedgerService {
     if (items.length === 1) return [await outcomeOf(this.succeedOne(items[0]))];
     let rows: { charged: string | null; balance: string | null }[];
     try {
-      rows = await this.db.query(sql.SUCCEED_MANY, [items.map((c) => c.jobId), JSON.stringify(items.map((c) => c.result)), items.map((c) => c.provider)]);
+      rows = await this.db.query(sql.SUCCEED_MANY, [
+        items.map((c) => c.jobId),
+        JSON.stringify(items.map((c) => c.result)),
+        items.map((c) => c.provider),
+      ]);
     } catch (err) {
       return this.oneByOne(err, items, (c) => this.succeedOne(c));
     }
@@ -204,18 +232,27 @@ export class LedgerService {
   }
 
   /** FAILED or CANCELED: releases the whole hold; nothing is consumed. False when already resolved. */
-  async fail(jobId: string, status: 'FAILED' | 'CANCELED', code: string, message: string, provider: string | null = null): Promise<boolean> {
+  async fail(
+    jobId: string,
+    status: 'FAILED' | 'CANCELED',
+    code: string,
+    message: string,
+    provider: string | null = null,
+  ): Promise<boolean> {
     const row = await this.one<{ released: string | null }>(sql.FAIL, [status, code, message.slice(0, 500), provider, jobId]);
     return row.released !== null;
   }
 
   /** QUEUED → RUNNING for the worker that picked the job; null when it was canceled or swept meanwhile. */
-  async markRunning(jobId: string): Promise<{ input: Record<string, unknown>; holdAmount: number; deadlineAt: Date; requestId: string | null } | null> {
-    const row = await this.one<{ input: Record<string, unknown>; hold_amount: string; deadline_at: string | Date; request_id: string | null } | undefined>(
-      sql.MARK_RUNNING,
-      [jobId],
-    );
-    return row ? { input: row.input, holdAmount: Number(row.hold_amount), deadlineAt: new Date(row.deadline_at), requestId: row.request_id } : null;
+  async markRunning(
+    jobId: string,
+  ): Promise<{ input: Record<string, unknown>; holdAmount: number; deadlineAt: Date; requestId: string | null } | null> {
+    const row = await this.one<
+      { input: Record<string, unknown>; hold_amount: string; deadline_at: string | Date; request_id: string | null } | undefined
+    >(sql.MARK_RUNNING, [jobId]);
+    return row
+      ? { input: row.input, holdAmount: Number(row.hold_amount), deadlineAt: new Date(row.deadline_at), requestId: row.request_id }
+      : null;
   }
 
   /**
@@ -283,7 +320,10 @@ export class LedgerService {
 }
 
 function insufficient(required: number, available: number): AppError {
-  return new AppError('INSUFFICIENT_CREDITS', `This operation needs ${required} credit(s); ${available} available.`, { required, available });
+  return new AppError('INSUFFICIENT_CREDITS', `This operation needs ${required} credit(s); ${available} available.`, {
+    required,
+    available,
+  });
 }
 
 const settlement = (row: { charged: string | null; balance: string | null }): Settlement | null =>

@@ -223,7 +223,10 @@ export const REQUEUE = statement(
 export const STATUS = statement('status', `select status from job where id = $1::uuid`);
 
 /** What a succeeded job charged and left available (a capture whose answer was lost reads it here). */
-export const SETTLEMENT = statement('settlement', `select credits_charged, balance_after from job where id = $1::uuid and status = 'SUCCEEDED'`);
+export const SETTLEMENT = statement(
+  'settlement',
+  `select credits_charged, balance_after from job where id = $1::uuid and status = 'SUCCEEDED'`,
+);
 
 export const SET_PROGRESS = statement(
   'set_progress',

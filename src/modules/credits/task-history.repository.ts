@@ -16,7 +16,9 @@ interface Position {
 }
 
 const positionOf = (row: TaskHistoryRow): Position =>
-  row.job ? { createdAt: row.job.createdAt, kind: 'job', id: row.job.id } : { createdAt: row.entry.createdAt, kind: 'entry', id: String(row.entry.id) };
+  row.job
+    ? { createdAt: row.job.createdAt, kind: 'job', id: row.job.id }
+    : { createdAt: row.entry.createdAt, kind: 'entry', id: String(row.entry.id) };
 
 /** Negative when `a` comes first. Job ids compare as PostgreSQL compares uuids: their lowercase hex. */
 function compare(a: Position, b: Position): number {

@@ -11,7 +11,11 @@ const FINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELED']);
  */
 export function watchForCancel(jobId: string, deps: { ledger: LedgerService; notifications: Notifications }, stop: () => void): () => void {
   const { ledger, notifications } = deps;
-  const recheck = () => void ledger.status(jobId).then((status) => status !== 'RUNNING' && stop(), () => undefined);
+  const recheck = () =>
+    void ledger.status(jobId).then(
+      (status) => status !== 'RUNNING' && stop(),
+      () => undefined,
+    );
   const unsubscribe = [
     // Only a final status: an earlier one (the QUEUED of its insert) may arrive after the claim.
     notifications.on('mediagate_job', (n) => n.id === jobId && FINAL.has(n.status) && stop()),

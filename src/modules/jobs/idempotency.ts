@@ -9,7 +9,10 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -18,10 +21,16 @@ function canonical(value: unknown): string {
  * The idempotency of a request (Idempotency-Key header / idempotencyKey argument): the key and a
  * fingerprint of the operation and its validated input, or null when no key was sent.
  */
-export function idempotencyFor(key: string | null | undefined, operation: JobOperation, input: Record<string, unknown>): Idempotency | null {
+export function idempotencyFor(
+  key: string | null | undefined,
+  operation: JobOperation,
+  input: Record<string, unknown>,
+): Idempotency | null {
   if (key === null || key === undefined) return null;
   if (!KEY.test(key)) {
-    throw new AppError('INVALID_INPUT', 'The idempotency key must be 1 to 255 visible ASCII characters.', { idempotencyKey: 'must be 1 to 255 visible ASCII characters' });
+    throw new AppError('INVALID_INPUT', 'The idempotency key must be 1 to 255 visible ASCII characters.', {
+      idempotencyKey: 'must be 1 to 255 visible ASCII characters',
+    });
   }
   return { key, requestHash: createHash('sha256').update(canonical({ operation, input })).digest('hex') };
 }

@@ -71,11 +71,15 @@ export class JobQueue {
    * again, for another worker.
    */
   async work(handler: (jobId: string) => Promise<QueuedRun | void>, concurrency = 2): Promise<void> {
-    await this.boss.work<{ jobId: string }>(QUEUE, { batchSize: 1, pollingIntervalSeconds: 1, localConcurrency: concurrency }, async (jobs) => {
-      for (const job of jobs) {
-        if ((await handler(job.data.jobId)) === 'handed-back') await this.send(job.data.jobId);
-      }
-    });
+    await this.boss.work<{ jobId: string }>(
+      QUEUE,
+      { batchSize: 1, pollingIntervalSeconds: 1, localConcurrency: concurrency },
+      async (jobs) => {
+        for (const job of jobs) {
+          if ((await handler(job.data.jobId)) === 'handed-back') await this.send(job.data.jobId);
+        }
+      },
+    );
   }
 
   /** Queues one webhook event; the same event id is queued once. */
@@ -92,9 +96,13 @@ export class JobQueue {
 
   /** Delivers webhook events, `concurrency` at a time, apart from the transcription workers: a slow receiver never holds up a job. */
   async workWebhooks(handler: (message: QueuedWebhook) => Promise<void>, concurrency = 4): Promise<void> {
-    await this.boss.work<QueuedWebhook>(WEBHOOKS, { batchSize: 1, pollingIntervalSeconds: 1, localConcurrency: concurrency }, async (jobs) => {
-      for (const job of jobs) await handler(job.data);
-    });
+    await this.boss.work<QueuedWebhook>(
+      WEBHOOKS,
+      { batchSize: 1, pollingIntervalSeconds: 1, localConcurrency: concurrency },
+      async (jobs) => {
+        for (const job of jobs) await handler(job.data);
+      },
+    );
   }
 
   /** The queues this process works, each with when its worker last finished asking for work (pg-boss's wip data). */

@@ -28,7 +28,10 @@ export class JobUpdates {
   async watch(accountId: string, id: string): Promise<JobWatch> {
     const wake = new Wakeup();
     // Listening before the first read: a change between the two is not lost.
-    const unsubscribe = [this.notifications.on('mediagate_job', (n) => n.id === id && wake.poke()), this.notifications.onReconnect(wake.poke)];
+    const unsubscribe = [
+      this.notifications.on('mediagate_job', (n) => n.id === id && wake.poke()),
+      this.notifications.onReconnect(wake.poke),
+    ];
     let stopped = false;
     const stop = () => {
       stopped = true;
@@ -54,7 +57,9 @@ export class JobUpdates {
       }
       while (!stopped && !TERMINAL.has(job.status)) {
         // Parses are not notified (see Migration20261124000000_notify): they end within seconds, so re-read often.
-        await wake.wait(job.operation === 'PARSE' ? Math.min(PARSE_RECHECK_MS, this.notifications.recheckMs) : this.notifications.recheckMs);
+        await wake.wait(
+          job.operation === 'PARSE' ? Math.min(PARSE_RECHECK_MS, this.notifications.recheckMs) : this.notifications.recheckMs,
+        );
         if (stopped) break;
         let latest: Job;
         try {

@@ -8,7 +8,22 @@ export type JobOperation = 'PARSE' | 'TRANSCRIBE';
 /** One parse or transcription task, with the hold it placed and what it finally charged. */
 @Entity({ tableName: 'job' })
 export class Job {
-  [OptionalProps]?: 'apiKeyId' | 'result' | 'errorCode' | 'errorMessage' | 'provider' | 'holdAmount' | 'creditsCharged' | 'balanceAfter' | 'idempotencyKey' | 'requestHash' | 'requestId' | 'progress' | 'createdAt' | 'startedAt' | 'finishedAt';
+  [OptionalProps]?:
+    | 'apiKeyId'
+    | 'result'
+    | 'errorCode'
+    | 'errorMessage'
+    | 'provider'
+    | 'holdAmount'
+    | 'creditsCharged'
+    | 'balanceAfter'
+    | 'idempotencyKey'
+    | 'requestHash'
+    | 'requestId'
+    | 'progress'
+    | 'createdAt'
+    | 'startedAt'
+    | 'finishedAt';
 
   @PrimaryKey({ type: 'uuid' })
   id!: string;

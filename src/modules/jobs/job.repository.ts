@@ -4,7 +4,6 @@ import { decodeCursor, pageSize, toPage, type Page } from '../paging.js';
 import { AppError } from '../../errors.js';
 import { Job } from './job.entity.js';
 
-
 /** Reads of jobs, always within one account. */
 export class JobRepository {
   constructor(private readonly em: () => EntityManager) {}

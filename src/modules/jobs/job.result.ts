@@ -29,5 +29,9 @@ const ECHOED: Record<JobOperation, readonly string[]> = { PARSE: ['url', 'mode',
 export function jobSuccessBody(job: Job): Record<string, unknown> | null {
   if (job.status !== 'SUCCEEDED' || !job.result) return null;
   const echo = Object.fromEntries(ECHOED[job.operation].filter((k) => k in job.input).map((k) => [k, job.input[k]]));
-  return successBody(job.id, echo, job.result, { provider: job.provider ?? '', charged: job.creditsCharged, balance: job.balanceAfter ?? 0 });
+  return successBody(job.id, echo, job.result, {
+    provider: job.provider ?? '',
+    charged: job.creditsCharged,
+    balance: job.balanceAfter ?? 0,
+  });
 }

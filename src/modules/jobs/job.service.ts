@@ -33,7 +33,8 @@ export class JobService {
    */
   async finishedTranscription(principal: Principal, jobId: string): Promise<Job & { result: Record<string, unknown> }> {
     const job = await this.forCaller(principal, jobId);
-    if (job.operation !== 'TRANSCRIBE' || job.status !== 'SUCCEEDED' || !job.result) throw new AppError('NOT_FOUND', 'No finished transcription with this id.');
+    if (job.operation !== 'TRANSCRIBE' || job.status !== 'SUCCEEDED' || !job.result)
+      throw new AppError('NOT_FOUND', 'No finished transcription with this id.');
     return job as Job & { result: Record<string, unknown> };
   }
 

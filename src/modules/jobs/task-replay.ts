@@ -40,7 +40,11 @@ export async function replayOf<R>(ledger: LedgerService, accountId: string, idem
 }
 
 /** A queued job's key seen before: that job, whatever its state (422 when the key came with another request). Null: the key is new. */
-export async function queuedTwinOf(ledger: LedgerService, accountId: string, idempotency: Idempotency | null | undefined): Promise<{ jobId: string; replayed: true } | null> {
+export async function queuedTwinOf(
+  ledger: LedgerService,
+  accountId: string,
+  idempotency: Idempotency | null | undefined,
+): Promise<{ jobId: string; replayed: true } | null> {
   if (!idempotency) return null;
   const found = await ledger.findByIdempotencyKey(accountId, idempotency.key);
   if (found && found.requestHash !== idempotency.requestHash) throw new AppError('IDEMPOTENCY_KEY_REUSED');

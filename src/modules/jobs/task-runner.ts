@@ -67,7 +67,13 @@ export class TaskRunner {
   /** Who hears of jobs that ended (webhooks). */
   private readonly onEnded: JobEndListener;
 
-  constructor(deps: { ledger: LedgerService; log: TaskLog; notifications: Notifications; observe?: TaskObserver; onEnded?: JobEndListener }) {
+  constructor(deps: {
+    ledger: LedgerService;
+    log: TaskLog;
+    notifications: Notifications;
+    observe?: TaskObserver;
+    onEnded?: JobEndListener;
+  }) {
     this.ledger = deps.ledger;
     this.log = deps.log;
     this.notifications = deps.notifications;
@@ -76,7 +82,9 @@ export class TaskRunner {
   }
 
   /** Runs a task while its caller waits: hold, work, capture (or release on any failure). */
-  async run<R extends object>(opts: TaskRequest & { execute: (ctx: TaskContext) => Promise<{ provider: string; result: R }> }): Promise<TaskOutcome<R>> {
+  async run<R extends object>(
+    opts: TaskRequest & { execute: (ctx: TaskContext) => Promise<{ provider: string; result: R }> },
+  ): Promise<TaskOutcome<R>> {
     const jobId = randomUUID();
     const { idempotency } = opts;
     if (idempotency) {
@@ -154,10 +162,19 @@ export class TaskRunner {
     // Canceled or swept before any worker got to it: nothing to do, its hold is already released.
     if (!job) return 'settled';
     failpoint('worker.afterMarkRunning');
-    const stopWatching = watchForCancel(jobId, { ledger: this.ledger, notifications: this.notifications }, () => this.running.get(jobId)?.abort(canceledByCaller()));
+    const stopWatching = watchForCancel(jobId, { ledger: this.ledger, notifications: this.notifications }, () =>
+      this.running.get(jobId)?.abort(canceledByCaller()),
+    );
     this.queued.add(jobId);
     try {
-      await this.carryOut(jobId, operation, Math.max(1, job.deadlineAt.getTime() - Date.now()), (ctx) => execute(ctx, job), webhookOf(job.input), job.requestId);
+      await this.carryOut(
+        jobId,
+        operation,
+        Math.max(1, job.deadlineAt.getTime() - Date.now()),
+        (ctx) => execute(ctx, job),
+        webhookOf(job.input),
+        job.requestId,
+      );
     } catch (err) {
       if (err instanceof HandedBack) return 'handed-back';
       // Otherwise already recorded on the job row (FAILED, with its code); a queued job has no caller waiting.

@@ -33,6 +33,8 @@ export function sessionCookie(publicUrl: string, production: boolean): SessionCo
   return {
     name: HOST_SESSION_COOKIE,
     secure: true,
-    warning: plainHttp ? `PUBLIC_URL is plain http on ${url.hostname}: browsers keep the session cookie (${HOST_SESSION_COOKIE}, Secure) only over https, so account-area sign-in needs https` : null,
+    warning: plainHttp
+      ? `PUBLIC_URL is plain http on ${url.hostname}: browsers keep the session cookie (${HOST_SESSION_COOKIE}, Secure) only over https, so account-area sign-in needs https`
+      : null,
   };
 }

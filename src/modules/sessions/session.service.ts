@@ -100,7 +100,11 @@ export class SessionService {
    * with nonce = base64url(SHA-256(nonceVerifier)) and only it holds the verifier, so a token that
    * leaked elsewhere opens no session. Any problem is the same 401 and changes nothing.
    */
-  async startWithIdToken(idToken: string, nonceVerifier: string, replacing: string | null = null): Promise<SessionView & { sessionId: string }> {
+  async startWithIdToken(
+    idToken: string,
+    nonceVerifier: string,
+    replacing: string | null = null,
+  ): Promise<SessionView & { sessionId: string }> {
     if (!this.oidc || !JWT.test(idToken) || !NONCE_VERIFIER.test(nonceVerifier)) throw this.badIdToken();
     const identity = await this.oidc.verify(idToken, { nonce: nonceFor(nonceVerifier) }).catch(() => {
       throw this.badIdToken();
@@ -173,7 +177,10 @@ export class SessionService {
   }
 
   private badIdToken() {
-    return new AppError('UNAUTHENTICATED', 'This sign-in is not valid: the ID token is invalid, expired, for another sign-in or already used. Sign in again.');
+    return new AppError(
+      'UNAUTHENTICATED',
+      'This sign-in is not valid: the ID token is invalid, expired, for another sign-in or already used. Sign in again.',
+    );
   }
 }
 

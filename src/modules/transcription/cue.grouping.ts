@@ -76,8 +76,7 @@ export function group(tokens: readonly Token[], rules: CueRules): Token[][] {
     let bestCost = Infinity;
     for (let k = n; k >= 1; k--) {
       const last = cur[k - 1];
-      const cost =
-        Math.abs(chars(cur, 0, k) - target) - (endsClause(last) ? clauseBonus : 0) + (isWeak(last) ? WEAK_CUE_BREAK_PENALTY : 0);
+      const cost = Math.abs(chars(cur, 0, k) - target) - (endsClause(last) ? clauseBonus : 0) + (isWeak(last) ? WEAK_CUE_BREAK_PENALTY : 0);
       if (cost < bestCost) {
         best = k;
         bestCost = cost;

@@ -15,7 +15,9 @@ const DASH = /^[-–—]+$/;
 const ABBREVIATIONS = new Set(['mr.', 'mrs.', 'ms.', 'dr.', 'prof.', 'st.', 'sr.', 'jr.', 'vs.', 'etc.', 'e.g.', 'i.e.', 'no.', 'approx.']);
 /** Words a line or cue should not end on: they belong with what follows. */
 const WEAK_WORDS = new Set(
-  'a an the to of in on at by for with from into onto about as and or but nor so if than my your his her its our their this these those'.split(' '),
+  'a an the to of in on at by for with from into onto about as and or but nor so if than my your his her its our their this these those'.split(
+    ' ',
+  ),
 );
 
 export const endsSentence = (t: Token) => SENTENCE_END.test(t.text) && !ABBREVIATIONS.has(t.text.toLowerCase());

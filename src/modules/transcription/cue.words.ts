@@ -28,10 +28,14 @@ const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFi
 
 /** Whitespace that separates words: line breaks (CRLF, U+2028/9), spaces and tabs; no-break spaces keep a word whole. */
 const WORD_SEPARATORS = /[\t\n\v\f\r \u0085\u1680\u2000-\u2006\u2008-\u200a\u2028\u2029\u205f\u3000]+/;
-const splitWords = (text: unknown): string[] => String(text ?? '').split(WORD_SEPARATORS).filter(Boolean);
+const splitWords = (text: unknown): string[] =>
+  String(text ?? '')
+    .split(WORD_SEPARATORS)
+    .filter(Boolean);
 
 /** Scripts written without spaces between words. */
-const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+const NO_SPACE_SCRIPT =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 const OPENING = /^[\p{Ps}\p{Pi}]+$/u;
 let segmenter: Intl.Segmenter | undefined;
 
@@ -84,7 +88,11 @@ interface TimedWord {
 }
 
 /** Letters and digits only, case-folded: how a word is recognised in the segment text. */
-const bare = (s: string) => s.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+const bare = (s: string) =>
+  s
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, '');
 /** How far ahead in the text a word is looked for (words the text lacks, or text the words lack). */
 const ALIGN_WINDOW = 4;
 

@@ -74,9 +74,13 @@ export class TranscriptionService {
     const mediaUrl = (await this.deps.client.checkUrl(input.mediaUrl)).toString();
     // The webhook URL is the caller's too: refused now if it leads somewhere private, and judged again at every delivery.
     const webhookUrl = input.webhookUrl ? (await this.deps.client.checkUrl(input.webhookUrl)).toString() : undefined;
-    if (webhookUrl && !this.deps.webhooks?.available) throw new AppError('PROVIDER_UNAVAILABLE', 'This instance runs no job queue, which webhooks need.');
+    if (webhookUrl && !this.deps.webhooks?.available)
+      throw new AppError('PROVIDER_UNAVAILABLE', 'This instance runs no job queue, which webhooks need.');
     if (this.deps.config.transcribeProviders.length === 0) {
-      throw new AppError('PROVIDER_UNAVAILABLE', 'No transcription provider is configured: set OPENAI_API_KEY or OPENAI_BASE_URL, or install pocketsphinx for the offline one.');
+      throw new AppError(
+        'PROVIDER_UNAVAILABLE',
+        'No transcription provider is configured: set OPENAI_API_KEY or OPENAI_BASE_URL, or install pocketsphinx for the offline one.',
+      );
     }
     const language = input.language ? input.language.split('-')[0].toLowerCase() : null;
     // Without a webhook the stored input (and so the idempotency fingerprint) is what it always was.
@@ -84,7 +88,11 @@ export class TranscriptionService {
   }
 
   /** Transcribes while the caller waits. */
-  async transcribe(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<TranscriptionResponse> {
+  async transcribe(
+    principal: Principal,
+    rawInput: unknown,
+    options: { idempotencyKey?: string | null } = {},
+  ): Promise<TranscriptionResponse> {
     const request = await this.prepare(principal, rawInput);
     const { mediaUrl, language } = request;
     const { config, runner } = this.deps;
@@ -161,7 +169,16 @@ export class TranscriptionService {
         log,
         async (p) => {
           if (!p.readsGrowingAudio) await growing.done;
-          return p.transcribe({ audioPath, mediaUrl, language, durationSeconds: probe.durationSeconds, signal, silences: growing.silences, growing, progress });
+          return p.transcribe({
+            audioPath,
+            mediaUrl,
+            language,
+            durationSeconds: probe.durationSeconds,
+            signal,
+            silences: growing.silences,
+            growing,
+            progress,
+          });
         },
         breakers,
       );
@@ -193,7 +210,9 @@ async function download(client: GuardedHttpClient, url: string, dest: string, ma
   } catch (err) {
     if (!(err instanceof FetchError)) throw err;
     if (err.kind === 'too_large') {
-      throw new AppError('INVALID_INPUT', `The media is larger than ${maxBytes} bytes.`, { mediaUrl: `media larger than ${maxBytes} bytes` });
+      throw new AppError('INVALID_INPUT', `The media is larger than ${maxBytes} bytes.`, {
+        mediaUrl: `media larger than ${maxBytes} bytes`,
+      });
     }
     if (err.kind === 'timeout') throw new AppError('PROVIDER_TIMEOUT', 'The media could not be downloaded in time.');
     if (err.kind === 'http_status') throw new AppError('CONTENT_UNAVAILABLE', `The media URL answered ${err.status}.`);

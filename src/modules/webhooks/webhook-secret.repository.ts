@@ -53,7 +53,9 @@ export class WebhookSecretRepository {
 
   /** The account's secret, made on first use; UnreadableWebhookSecret when the stored one does not decrypt here. */
   async get(accountId: string): Promise<WebhookSecret> {
-    const rows = await this.conn().execute<SecretRow[]>(`select secret_enc, created_at from webhook_secret where account_id = ?`, [accountId]);
+    const rows = await this.conn().execute<SecretRow[]>(`select secret_enc, created_at from webhook_secret where account_id = ?`, [
+      accountId,
+    ]);
     const row = rows[0];
     if (!row) return (await this.store(accountId, null, false))!;
     const stored = Buffer.from(row.secret_enc);
@@ -64,7 +66,11 @@ export class WebhookSecretRepository {
     }
     if (opened.unbound) {
       // Sealed again, bound to its account, unless a rotation replaced it meanwhile.
-      await this.conn().execute(`update webhook_secret set secret_enc = ? where account_id = ? and secret_enc = ?`, [this.seal(accountId, opened.secret), accountId, stored]);
+      await this.conn().execute(`update webhook_secret set secret_enc = ? where account_id = ? and secret_enc = ?`, [
+        this.seal(accountId, opened.secret),
+        accountId,
+        stored,
+      ]);
     }
     return { secret: opened.secret, createdAt: new Date(row.created_at) };
   }

@@ -42,7 +42,8 @@ interface AttemptRow {
 }
 
 /** The attempt's reason when the secret does not decrypt here: retried, so a restart with the right pepper delivers it. */
-export const UNREADABLE_SECRET = 'The event was not sent: this server cannot read the account’s webhook signing secret (a configuration error on our side). It will be retried.';
+export const UNREADABLE_SECRET =
+  'The event was not sent: this server cannot read the account’s webhook signing secret (a configuration error on our side). It will be retried.';
 
 const ATTEMPT_SELECT = `select w.job_id, w.attempt, w.event_id, w.event_type, w.status_code, w.error, w.duration_ms, w.created_at from webhook_attempt w`;
 
@@ -223,7 +224,10 @@ export class WebhookService {
   }
 
   private async urlOf(jobId: string): Promise<string | null> {
-    const rows = await this.deps.em().getConnection().execute<{ url: string | null }[]>(`select input->>'webhookUrl' as url from job where id = ?`, [jobId]);
+    const rows = await this.deps
+      .em()
+      .getConnection()
+      .execute<{ url: string | null }[]>(`select input->>'webhookUrl' as url from job where id = ?`, [jobId]);
     return rows[0]?.url ?? null;
   }
 }

@@ -61,7 +61,8 @@ export class BuiltinParseProvider implements ParseProvider {
     const chosen = chooseItems(this.name, offer.sources, mode, quality);
     const { source, selection } = chosen[0];
     const media = selection.media;
-    const declaredDuration = media.durationSeconds ?? source.durationSeconds ?? (offer.sources.length === 1 ? offer.metadata.durationSeconds : null);
+    const declaredDuration =
+      media.durationSeconds ?? source.durationSeconds ?? (offer.sources.length === 1 ? offer.metadata.durationSeconds : null);
     // A direct URL says nothing about itself; a page's pick may lack its size or length.
     if (!probed.has(media.url) && (offer.direct || (media.kind === 'video' && media.height === null) || declaredDuration === null)) {
       applyProbe(media, await this.options.prober.probe(media, signal));
@@ -95,7 +96,14 @@ export class BuiltinParseProvider implements ParseProvider {
         sources: [{ formats: [direct], title: null, cover: null, durationSeconds: null }],
         pictures: [],
         cover: null,
-        metadata: { title: null, author: null, durationSeconds: null, publishedAt: null, description: null, site: new URL(page.url).hostname },
+        metadata: {
+          title: null,
+          author: null,
+          durationSeconds: null,
+          publishedAt: null,
+          description: null,
+          site: new URL(page.url).hostname,
+        },
         manifestText: isManifest(direct) ? { url: direct.url, text: this.manifestText(page.body) } : null,
         direct: true,
       };
@@ -105,12 +113,22 @@ export class BuiltinParseProvider implements ParseProvider {
     // Servers label playlists text/plain or octet-stream as often as not: the text itself decides.
     const kind = manifestKind(text);
     if (kind && !/html/i.test(contentType)) {
-      const format = { ...classifyDirectMedia(kind === 'm3u8' ? 'application/vnd.apple.mpegurl' : 'application/dash+xml', page.url)!, url: page.url };
+      const format = {
+        ...classifyDirectMedia(kind === 'm3u8' ? 'application/vnd.apple.mpegurl' : 'application/dash+xml', page.url)!,
+        url: page.url,
+      };
       return {
         sources: [{ formats: [format], title: null, cover: null, durationSeconds: null }],
         pictures: [],
         cover: null,
-        metadata: { title: null, author: null, durationSeconds: null, publishedAt: null, description: null, site: new URL(page.url).hostname },
+        metadata: {
+          title: null,
+          author: null,
+          durationSeconds: null,
+          publishedAt: null,
+          description: null,
+          site: new URL(page.url).hostname,
+        },
         manifestText: { url: page.url, text: this.manifestText(page.body) },
         direct: true,
       };
@@ -131,7 +149,11 @@ export class BuiltinParseProvider implements ParseProvider {
 
   private manifestText(body: Buffer): string {
     if (body.length > this.options.manifestMaxBytes) {
-      throw new ProviderError(this.name, 'no_media', `The manifest is larger than the ${this.options.manifestMaxBytes} bytes the gateway reads.`);
+      throw new ProviderError(
+        this.name,
+        'no_media',
+        `The manifest is larger than the ${this.options.manifestMaxBytes} bytes the gateway reads.`,
+      );
     }
     return body.toString('utf8');
   }
@@ -177,7 +199,9 @@ export class BuiltinParseProvider implements ParseProvider {
       return res.body.toString('utf8');
     } catch (err) {
       if (err instanceof ProviderError && err.kind === 'no_media' && err.cause instanceof FetchError && err.cause.kind === 'too_large') {
-        throw new ProviderError(this.name, 'no_media', `The manifest is larger than the ${manifestMaxBytes} bytes the gateway reads.`, { cause: err });
+        throw new ProviderError(this.name, 'no_media', `The manifest is larger than the ${manifestMaxBytes} bytes the gateway reads.`, {
+          cause: err,
+        });
       }
       throw err;
     }
@@ -209,7 +233,10 @@ export class BuiltinParseProvider implements ParseProvider {
   private async findSilent(sources: ItemSource[], quality: ParseQuality, signal: AbortSignal, probed: Set<string>): Promise<void> {
     const videos = sources.flatMap((s) => s.formats).filter((f) => f.kind === 'video');
     if (videos.some((f) => f.hasAudio === false)) return;
-    const unknown = rankByQuality(videos.filter((f) => f.hasAudio === null && f.container !== 'mpd'), quality).slice(0, this.options.maxProbes);
+    const unknown = rankByQuality(
+      videos.filter((f) => f.hasAudio === null && f.container !== 'mpd'),
+      quality,
+    ).slice(0, this.options.maxProbes);
     const facts = await Promise.all(unknown.map((f) => this.options.prober.probe(f, signal)));
     unknown.forEach((f, i) => {
       probed.add(f.url);
@@ -229,7 +256,8 @@ export class BuiltinParseProvider implements ParseProvider {
       if (err.kind === 'http_status' && [401, 403, 404, 410, 451].includes(err.status!)) {
         throw new ProviderError(this.name, 'unavailable_content', `The page answered ${err.status}.`, { cause: err, reason });
       }
-      if (err.kind === 'too_large') throw new ProviderError(this.name, 'no_media', 'The page is larger than the parser reads.', { cause: err });
+      if (err.kind === 'too_large')
+        throw new ProviderError(this.name, 'no_media', 'The page is larger than the parser reads.', { cause: err });
       throw new ProviderError(this.name, 'failed', err.message, { cause: err, reason });
     }
   }
@@ -239,8 +267,6 @@ export class BuiltinParseProvider implements ParseProvider {
 export function decodeHtml(body: Buffer, contentType: string): string {
   const head = body.subarray(0, 2048).toString('latin1');
   const charset =
-    /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType)?.[1] ??
-    /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1] ??
-    'utf-8';
+    /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType)?.[1] ?? /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1] ?? 'utf-8';
   return iconv.decode(body, iconv.encodingExists(charset) ? charset : 'utf-8');
 }

@@ -1,6 +1,14 @@
 import { ProviderError } from '../../errors.js';
 import { heightHint, mediaTypeOfExtension } from './media-types.js';
-import { mediaFormat, type MediaFormat, type MediaKind, type ParseItem, type ParseProvider, type ParseRequest, type ParseResult } from './parse.types.js';
+import {
+  mediaFormat,
+  type MediaFormat,
+  type MediaKind,
+  type ParseItem,
+  type ParseProvider,
+  type ParseRequest,
+  type ParseResult,
+} from './parse.types.js';
 
 export interface CobaltOptions {
   /** The instance's root, where cobalt answers `POST /` (COBALT_API_URL). */
@@ -52,7 +60,14 @@ export class CobaltParseProvider implements ParseProvider {
         if (!first) throw new ProviderError(this.name, 'no_media', 'cobalt offered an empty picker');
         const { title: _t, cover: _c, alternatives: _a, ...media } = first as ParseItem;
         const thumb = body.picker.find((p) => p.thumb)?.thumb;
-        return { media, alternatives: [], items, itemsTotal: items.length, cover: thumb ? { url: thumb, width: null, height: null } : null, metadata };
+        return {
+          media,
+          alternatives: [],
+          items,
+          itemsTotal: items.length,
+          cover: thumb ? { url: thumb, width: null, height: null } : null,
+          metadata,
+        };
       }
       case 'error': {
         const code = String(body.error?.code ?? 'unknown');

@@ -5,8 +5,57 @@
  */
 
 /** Sample-entry names (the part before the first dot) and plain names, by what they carry. */
-const VIDEO = new Set(['avc1', 'avc2', 'avc3', 'avc4', 'hvc1', 'hev1', 'dvh1', 'dvhe', 'dva1', 'dvav', 'vp08', 'vp8', 'vp09', 'vp9', 'av01', 'av1', 'mp4v', 'theora', 'h264', 'h265', 'hevc', 'vvc1', 'vvi1', 's263']);
-const AUDIO = new Set(['mp4a', 'ac-3', 'ec-3', 'ac-4', 'opus', 'vorbis', 'flac', 'fLaC', 'alac', 'mp3', 'mp3a', '.mp3', 'aac', 'dtsc', 'dtse', 'dtsh', 'dtsl', 'mha1', 'mhm1', 'ulaw', 'alaw', 'pcm', 'speex']);
+const VIDEO = new Set([
+  'avc1',
+  'avc2',
+  'avc3',
+  'avc4',
+  'hvc1',
+  'hev1',
+  'dvh1',
+  'dvhe',
+  'dva1',
+  'dvav',
+  'vp08',
+  'vp8',
+  'vp09',
+  'vp9',
+  'av01',
+  'av1',
+  'mp4v',
+  'theora',
+  'h264',
+  'h265',
+  'hevc',
+  'vvc1',
+  'vvi1',
+  's263',
+]);
+const AUDIO = new Set([
+  'mp4a',
+  'ac-3',
+  'ec-3',
+  'ac-4',
+  'opus',
+  'vorbis',
+  'flac',
+  'fLaC',
+  'alac',
+  'mp3',
+  'mp3a',
+  '.mp3',
+  'aac',
+  'dtsc',
+  'dtse',
+  'dtsh',
+  'dtsl',
+  'mha1',
+  'mhm1',
+  'ulaw',
+  'alaw',
+  'pcm',
+  'speex',
+]);
 /** Subtitle and timed-metadata entries: neither sound nor picture. */
 const OTHER = new Set(['wvtt', 'stpp', 'tx3g', 'c608', 'c708', 'id3']);
 

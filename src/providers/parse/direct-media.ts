@@ -18,5 +18,11 @@ export function classifyDirectMedia(contentType: string | null, url: string): Me
     }
   }
   // Whether a video file has sound is unknown until it is probed.
-  return mediaFormat({ url, kind: type.kind, container: type.container, height, hasAudio: type.kind === 'audio' ? true : type.kind === 'image' ? false : null });
+  return mediaFormat({
+    url,
+    kind: type.kind,
+    container: type.container,
+    height,
+    hasAudio: type.kind === 'audio' ? true : type.kind === 'image' ? false : null,
+  });
 }

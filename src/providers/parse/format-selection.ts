@@ -49,7 +49,8 @@ function uniqueByUrl(formats: MediaFormat[]): MediaFormat[] {
 const soundRank = (f: MediaFormat): number => (f.hasAudio === true || f.audio ? 2 : f.hasAudio === null ? 1 : 0);
 
 /** The message when mode "mute" finds nothing: callers must learn that no silent format exists. */
-export const NO_SILENT_FORMAT = 'No silent format exists: every video here has sound, or nothing says it is silent. Use mode "auto" for the video with its sound.';
+export const NO_SILENT_FORMAT =
+  'No silent format exists: every video here has sound, or nothing says it is silent. Use mode "auto" for the video with its sound.';
 
 /**
  * Chooses the format for a mode and quality as the contract says, or throws ProviderError(no_media).
@@ -71,10 +72,21 @@ export function selectFormat(provider: string, formats: MediaFormat[], mode: Par
     // The caller asked for no sound: a variant known to be silent, returned without its companion track.
     const silent = videos.filter((v) => v.hasAudio === false).map((v) => ({ ...v, audio: null }));
     if (!silent.length) throw new ProviderError(provider, 'no_media', NO_SILENT_FORMAT);
-    ranked = [...rankByQuality(silent, quality), ...rankByQuality(videos.filter((v) => v.hasAudio !== false), quality)];
+    ranked = [
+      ...rankByQuality(silent, quality),
+      ...rankByQuality(
+        videos.filter((v) => v.hasAudio !== false),
+        quality,
+      ),
+    ];
   } else if (videos.length) {
     // Known sound first, then unknown, then known silence: a video a person can hear is what "auto" means.
-    ranked = [2, 1, 0].flatMap((rank) => rankByQuality(videos.filter((v) => soundRank(v) === rank), quality));
+    ranked = [2, 1, 0].flatMap((rank) =>
+      rankByQuality(
+        videos.filter((v) => soundRank(v) === rank),
+        quality,
+      ),
+    );
   } else {
     ranked = rankByQuality(audios, quality);
     if (!ranked.length) throw new ProviderError(provider, 'no_media', 'The page declares no video or audio.');

@@ -1,6 +1,14 @@
 import { ProviderError } from '../../errors.js';
 import { selectFormat, type FormatSelection } from './format-selection.js';
-import { mediaFormat, type CoverImage, type MediaFormat, type ParseItem, type ParseMode, type ParseQuality, type ParseResult } from './parse.types.js';
+import {
+  mediaFormat,
+  type CoverImage,
+  type MediaFormat,
+  type ParseItem,
+  type ParseMode,
+  type ParseQuality,
+  type ParseResult,
+} from './parse.types.js';
 
 /** One media of a page or playlist, as a provider found it. */
 export interface ItemSource {
@@ -75,7 +83,14 @@ export function buildMedia(
       seen.add(p.url);
       const extension = /\.(jpe?g|png|webp|gif|avif)$/i.exec(URL.parse(p.url)?.pathname ?? '')?.[1]?.toLowerCase();
       all.push({
-        ...mediaFormat({ url: p.url, kind: 'image', container: extension === 'jpeg' ? 'jpg' : (extension ?? null), width: p.width, height: p.height, hasAudio: false }),
+        ...mediaFormat({
+          url: p.url,
+          kind: 'image',
+          container: extension === 'jpeg' ? 'jpg' : (extension ?? null),
+          width: p.width,
+          height: p.height,
+          hasAudio: false,
+        }),
         title: p.title,
         cover: null,
         alternatives: [],

@@ -50,7 +50,14 @@ interface Inherited {
 /** Properties whose values are the content of a post, not its decoration... */
 const CONTENT_KEYS = new Set(['associatedMedia', 'hasPart', 'sharedContent']);
 /** ...when the post is one of these, or lists several (an article's one associatedMedia is usually its hero picture). */
-const POST_TYPES = new Set(['SocialMediaPosting', 'DiscussionForumPosting', 'ImageGallery', 'MediaGallery', 'Collection', 'CreativeWorkSeries']);
+const POST_TYPES = new Set([
+  'SocialMediaPosting',
+  'DiscussionForumPosting',
+  'ImageGallery',
+  'MediaGallery',
+  'Collection',
+  'CreativeWorkSeries',
+]);
 const GALLERY_TYPES = new Set(['ImageGallery', 'MediaGallery']);
 /** Properties whose {"@id"} references are followed to the node they name (a post's media, listed elsewhere in the graph). */
 const REFERENCE_KEYS = new Set([...CONTENT_KEYS, 'video', 'audio']);
@@ -192,7 +199,8 @@ export function extractJsonLd(page: HtmlPage): JsonLdResult {
       // Logos and portraits are not the media's picture; the rest may serve as its cover.
       result.images.push(...images(o));
       const src = str(o.contentUrl) ?? str(o.url);
-      if (here.inGallery && src && !seenPictures.has(src) && seenPictures.add(src)) result.galleryImages.push({ url: src, width: num(o.width), height: num(o.height), name: str(o.name) ?? str(o.caption) });
+      if (here.inGallery && src && !seenPictures.has(src) && seenPictures.add(src))
+        result.galleryImages.push({ url: src, width: num(o.width), height: num(o.height), name: str(o.name) ?? str(o.caption) });
     }
     for (const [k, value] of Object.entries(o)) {
       // Publisher and author subtrees hold logos and portraits, never the page's media.

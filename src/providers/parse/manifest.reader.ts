@@ -65,7 +65,9 @@ export function readHls(text: string, url: string): ManifestReading {
         durationSeconds: media.endlist && total > 0 ? Math.round(total * 1000) / 1000 : null,
       }),
       formats: [],
-      firstSegment: segmentUrl ? { url: segmentUrl, init: absolute(first.map?.uri, url), durationSeconds: first.duration > 0 ? first.duration : null } : null,
+      firstSegment: segmentUrl
+        ? { url: segmentUrl, init: absolute(first.map?.uri, url), durationSeconds: first.duration > 0 ? first.duration : null }
+        : null,
     };
   }
   const master = playlist as HLS.types.MasterPlaylist;
@@ -163,7 +165,8 @@ export function readDash(text: string, url: string): ManifestReading {
       kind: videoPlaylists.length ? 'video' : 'audio',
       container: 'mpd',
       durationSeconds,
-      hasAudio: separateAudio || videoStreams.includes(true) ? true : videoStreams.length && videoStreams.every((a) => a === false) ? false : null,
+      hasAudio:
+        separateAudio || videoStreams.includes(true) ? true : videoStreams.length && videoStreams.every((a) => a === false) ? false : null,
     }),
     formats: [...videos, ...audios],
     firstSegment: null,

@@ -76,7 +76,8 @@ export class MediaProber {
       await ranges.open();
       return this.counted('in_process', await readContainer(ranges, { signal }));
     } catch (err) {
-      if (!(err instanceof UnreadableContainerError || err instanceof RangesUnsupportedError)) throw this.counted('in_process', err, 'failed');
+      if (!(err instanceof UnreadableContainerError || err instanceof RangesUnsupportedError))
+        throw this.counted('in_process', err, 'failed');
       // Every container ffprobe may open is binary: text (an error page served as video) is no media.
       if (err instanceof UnreadableContainerError && looksLikeText(await ranges.head())) throw this.counted('in_process', err, 'failed');
     }
@@ -114,7 +115,11 @@ export class MediaProber {
       const facts = await readContainer(bytes, { duration: false, signal });
       // As ffprobe gives it for the segment: its bits over its length (the playlist's).
       const segment = reading.firstSegment.durationSeconds;
-      return this.counted('in_process', { ...facts, durationSeconds, bitrate: segment ? Math.round((parts.at(-1)!.length * 8) / segment) : null });
+      return this.counted('in_process', {
+        ...facts,
+        durationSeconds,
+        bitrate: segment ? Math.round((parts.at(-1)!.length * 8) / segment) : null,
+      });
     } catch (err) {
       if (!(err instanceof UnreadableContainerError) || looksLikeText(bytes)) throw this.counted('in_process', err, 'failed');
     }

@@ -86,10 +86,25 @@ const BY_EXTENSION: Record<string, MediaType> = {
 };
 
 /** Types that say "this is a player page, not media" (og:video of embeds, video.js plugin sources). */
-const PLAYER_TYPES = new Set(['text/html', 'application/xhtml+xml', 'application/x-shockwave-flash', 'video/youtube', 'video/x-youtube', 'video/vimeo', 'video/dailymotion']);
+const PLAYER_TYPES = new Set([
+  'text/html',
+  'application/xhtml+xml',
+  'application/x-shockwave-flash',
+  'video/youtube',
+  'video/x-youtube',
+  'video/vimeo',
+  'video/dailymotion',
+]);
 
 /** Byte-stream types that say nothing about the content, so the URL's extension may decide. */
-const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/binary', 'application/force-download', 'application/x-download']);
+const GENERIC_TYPES = new Set([
+  '',
+  'application/octet-stream',
+  'binary/octet-stream',
+  'application/binary',
+  'application/force-download',
+  'application/x-download',
+]);
 
 /** The bare, lower-case MIME type of a Content-Type value. */
 export function mimeOf(contentType: string | null | undefined): string {

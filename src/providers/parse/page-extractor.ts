@@ -1,6 +1,14 @@
 import { attr, closest, descendants, HtmlPage, text } from './html-page.js';
 import { extractJsonLd, type JsonLdMedia } from './jsonld.extractor.js';
-import { extensionOf, heightHint, isGenericType, isPlayerType, mediaTypeOfExtension, mediaTypeOfMime, type MediaType } from './media-types.js';
+import {
+  extensionOf,
+  heightHint,
+  isGenericType,
+  isPlayerType,
+  mediaTypeOfExtension,
+  mediaTypeOfMime,
+  type MediaType,
+} from './media-types.js';
 import { positiveInt, readMetaTags, type MetaTags } from './meta-tags.extractor.js';
 import { codecsOfType, streamsOfCodecs } from './codecs.js';
 import { mediaFormat, type CoverImage, type MediaFormat, type MediaMetadata } from './parse.types.js';
@@ -64,7 +72,10 @@ function resolver(base: string): (raw: string | null | undefined) => string | nu
 
 /** Where relative URLs point: <base href> resolved against the page, else the page itself. */
 function baseOf(page: HtmlPage, pageUrl: string): string {
-  const href = page.elements('base').map((el) => attr(el, 'href')).find((h) => h !== undefined);
+  const href = page
+    .elements('base')
+    .map((el) => attr(el, 'href'))
+    .find((h) => h !== undefined);
   if (href) {
     try {
       return new URL(href.trim(), pageUrl).href;
@@ -193,7 +204,15 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
   // list renditions of one media or several media: the stem of the path tells them apart.
   for (const v of meta.video) {
     const url = abs(v.secureUrl ?? v.url);
-    addFormat({ url, kind: 'video', type: v.type, width: v.width, height: v.height, needsEvidence: true, group: `og:${url ? mediaStem(url) : ''}` });
+    addFormat({
+      url,
+      kind: 'video',
+      type: v.type,
+      width: v.width,
+      height: v.height,
+      needsEvidence: true,
+      group: `og:${url ? mediaStem(url) : ''}`,
+    });
   }
   for (const a of meta.audio) {
     const url = abs(a.secureUrl ?? a.url);
@@ -298,12 +317,7 @@ function titleOf(page: HtmlPage): string {
 }
 
 /** Title, author, duration, date, description and site, social tags first, then JSON-LD, then plain HTML. */
-function metadataOf(
-  page: HtmlPage,
-  meta: MetaTags,
-  primary: JsonLdMedia | undefined,
-  pageUrl: string,
-): MediaMetadata {
+function metadataOf(page: HtmlPage, meta: MetaTags, primary: JsonLdMedia | undefined, pageUrl: string): MediaMetadata {
   let host: string | null = null;
   try {
     host = new URL(pageUrl).hostname || null;

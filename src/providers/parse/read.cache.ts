@@ -31,7 +31,11 @@ export class ReadCache<T extends object | null> {
   private readonly flights = new Map<string, Flight<T>>();
 
   constructor(private readonly options: ReadCacheOptions) {
-    this.kept = new LRUCache({ max: options.maxEntries, ttl: options.ttlMs, ...(options.now && { perf: { now: options.now }, ttlResolution: 0 }) });
+    this.kept = new LRUCache({
+      max: options.maxEntries,
+      ttl: options.ttlMs,
+      ...(options.now && { perf: { now: options.now }, ttlResolution: 0 }),
+    });
   }
 
   /** The answer for `key`: kept, being read, or read now by `read` (whose signal ends at the deadline or when every caller has left). */
@@ -51,21 +55,21 @@ export class ReadCache<T extends object | null> {
   private start(key: string, read: (signal: AbortSignal) => Promise<T>): Flight<T> {
     const controller = new AbortController();
     // A timer cleared at the end rather than AbortSignal.timeout, which stays armed (and referenced) for its whole span.
-    const timer = setTimeout(() => controller.abort(new DOMException(`No answer within ${this.options.timeoutMs} ms.`, 'TimeoutError')), this.options.timeoutMs).unref();
+    const timer = setTimeout(
+      () => controller.abort(new DOMException(`No answer within ${this.options.timeoutMs} ms.`, 'TimeoutError')),
+      this.options.timeoutMs,
+    ).unref();
     const flight: Flight<T> = { controller, waiters: 0, result: read(controller.signal) };
     this.flights.set(key, flight);
     const settle = () => {
       clearTimeout(timer);
       if (this.flights.get(key) === flight) this.flights.delete(key);
     };
-    flight.result.then(
-      (value) => {
-        settle();
-        // Abandoned by every caller: what it answered is not the file's answer.
-        if (flight.waiters > 0 || !controller.signal.aborted) this.kept.set(key, { value });
-      },
-      settle,
-    );
+    flight.result.then((value) => {
+      settle();
+      // Abandoned by every caller: what it answered is not the file's answer.
+      if (flight.waiters > 0 || !controller.signal.aborted) this.kept.set(key, { value });
+    }, settle);
     return flight;
   }
 

@@ -45,7 +45,8 @@ interface YtdlpInfo extends YtdlpFormat {
   formats?: YtdlpFormat[];
 }
 
-const UNAVAILABLE = /private video|video unavailable|has been removed|not available in your country|geo.?restrict|sign in to confirm your age|members.only|premieres in|is live|this live event/i;
+const UNAVAILABLE =
+  /private video|video unavailable|has been removed|not available in your country|geo.?restrict|sign in to confirm your age|members.only|premieres in|is live|this live event/i;
 const NO_MEDIA = /unsupported url|no video formats found|unable to extract|no media found/i;
 
 /**
@@ -65,10 +66,19 @@ export class YtdlpParseProvider implements ParseProvider {
       const out = await runTool(
         this.options.path,
         [
-          '-J', '--no-playlist', '--no-warnings', '--ignore-config', '--socket-timeout', '15', '--proxy', proxy.url,
+          '-J',
+          '--no-playlist',
+          '--no-warnings',
+          '--ignore-config',
+          '--socket-timeout',
+          '15',
+          '--proxy',
+          proxy.url,
           // A playlist (a gallery, a channel) is read only as far as the items listed.
-          '--playlist-items', `1:${this.options.maxItems}`,
-          '--', request.url,
+          '--playlist-items',
+          `1:${this.options.maxItems}`,
+          '--',
+          request.url,
         ],
         { signal: request.signal, timeoutMs: this.options.timeoutMs },
         this.options.timeoutMs,
@@ -76,9 +86,11 @@ export class YtdlpParseProvider implements ParseProvider {
       info = JSON.parse(out) as YtdlpInfo;
     } catch (err) {
       if (request.signal.aborted) throw request.signal.reason;
-      if (proxy.refused.length) throw new AppError('URL_NOT_ALLOWED', 'The URL is not allowed: it leads to a private, loopback or reserved address.');
+      if (proxy.refused.length)
+        throw new AppError('URL_NOT_ALLOWED', 'The URL is not allowed: it leads to a private, loopback or reserved address.');
       const message = err instanceof Error ? err.message : String(err);
-      if (err instanceof MediaError && err.kind === 'timeout') throw new ProviderError(this.name, 'timeout', 'yt-dlp did not finish in time');
+      if (err instanceof MediaError && err.kind === 'timeout')
+        throw new ProviderError(this.name, 'timeout', 'yt-dlp did not finish in time');
       if (UNAVAILABLE.test(message)) throw new ProviderError(this.name, 'unavailable_content', `yt-dlp: ${message}`);
       if (NO_MEDIA.test(message)) throw new ProviderError(this.name, 'no_media', 'yt-dlp found no media at this URL.');
       throw new ProviderError(this.name, 'failed', `yt-dlp: ${message}`);
@@ -97,7 +109,12 @@ export class YtdlpParseProvider implements ParseProvider {
       durationSeconds: typeof entry.duration === 'number' ? entry.duration : null,
     }));
     if (!sources.some((s) => s.formats.length)) throw new ProviderError(this.name, 'no_media', 'yt-dlp found no direct media at this URL.');
-    const chosen = chooseItems(this.name, sources.filter((s) => s.formats.length), request.mode, request.quality);
+    const chosen = chooseItems(
+      this.name,
+      sources.filter((s) => s.formats.length),
+      request.mode,
+      request.quality,
+    );
     // Entries past the cap were never extracted, but the playlist knows how many there are.
     const declared = info._type === 'playlist' ? (info.playlist_count ?? 0) : 0;
     const built = buildMedia(chosen, [], request.mode, this.options.maxItems, declared);

@@ -77,7 +77,9 @@ export class AssemblyAiTranscriptionProvider implements TranscriptionProvider {
       }
       const segments = transcript.utterances?.length
         ? this.segments(transcript.utterances)
-        : this.segments((await this.call<Sentences>(`/v2/transcript/${encodeURIComponent(transcript.id)}/sentences`, signal)).sentences ?? []);
+        : this.segments(
+            (await this.call<Sentences>(`/v2/transcript/${encodeURIComponent(transcript.id)}/sentences`, signal)).sentences ?? [],
+          );
       return {
         language: transcript.language_code?.split('_')[0] ?? request.language,
         durationSeconds: typeof transcript.audio_duration === 'number' ? transcript.audio_duration : request.durationSeconds,
@@ -91,14 +93,21 @@ export class AssemblyAiTranscriptionProvider implements TranscriptionProvider {
     }
   }
 
-  private segments(parts: { speaker?: string | null; text?: string; start?: number; end?: number; words?: AssemblyWord[] }[]): TranscriptSegment[] {
+  private segments(
+    parts: { speaker?: string | null; text?: string; start?: number; end?: number; words?: AssemblyWord[] }[],
+  ): TranscriptSegment[] {
     return parts
       .filter((p) => typeof p.start === 'number' && typeof p.end === 'number' && p.text?.trim())
       .map((p, i) => {
         // Word times are milliseconds, like the rest of AssemblyAI's answer.
         const words = (p.words ?? [])
           .filter((w) => typeof w.start === 'number' && typeof w.end === 'number' && w.text?.trim())
-          .map((w) => ({ start: seconds(w.start!), end: seconds(Math.max(w.start!, w.end!)), text: w.text!.trim(), speaker: w.speaker ? `speaker_${w.speaker}` : null }));
+          .map((w) => ({
+            start: seconds(w.start!),
+            end: seconds(Math.max(w.start!, w.end!)),
+            text: w.text!.trim(),
+            speaker: w.speaker ? `speaker_${w.speaker}` : null,
+          }));
         return {
           index: i + 1,
           start: seconds(p.start!),

@@ -23,7 +23,12 @@ export interface Seam {
  * when what is left is short enough to be the last piece. Only pauses ending before
  * `last + pieceSeconds * 1.1` matter, so audio still being written can be cut once it got there.
  */
-export function nextSeam(last: number, durationSeconds: number, silences: readonly { start: number; end: number }[], pieceSeconds: number): Seam | null {
+export function nextSeam(
+  last: number,
+  durationSeconds: number,
+  silences: readonly { start: number; end: number }[],
+  pieceSeconds: number,
+): Seam | null {
   const target = last + pieceSeconds;
   if (target >= durationSeconds - pieceSeconds / 4) return null;
   const window = pieceSeconds / 10;
@@ -49,13 +54,22 @@ export function pieceBetween(from: Seam, to: Seam, durationSeconds: number, over
  * point; where there is no pause, at the point itself with `overlap` seconds on both sides, so that
  * a word cut in two is heard whole by one piece.
  */
-export function planPieces(durationSeconds: number, silences: readonly { start: number; end: number }[], pieceSeconds: number, overlap = 1): PiecePlan[] {
+export function planPieces(
+  durationSeconds: number,
+  silences: readonly { start: number; end: number }[],
+  pieceSeconds: number,
+  overlap = 1,
+): PiecePlan[] {
   const seams: Seam[] = [{ at: 0, quiet: true }];
-  for (let seam = nextSeam(0, durationSeconds, silences, pieceSeconds); seam; seam = nextSeam(seam.at, durationSeconds, silences, pieceSeconds)) seams.push(seam);
+  for (
+    let seam = nextSeam(0, durationSeconds, silences, pieceSeconds);
+    seam;
+    seam = nextSeam(seam.at, durationSeconds, silences, pieceSeconds)
+  )
+    seams.push(seam);
   seams.push({ at: durationSeconds, quiet: true });
   return seams.slice(1).map((to, i) => pieceBetween(seams[i], to, durationSeconds, overlap));
 }
-
 
 /** Keeps what lies (by its middle) within [from, to), on the global time line. */
 const within = (start: number, end: number, from: number, to: number, last: boolean) => {
@@ -67,7 +81,11 @@ const within = (start: number, end: number, from: number, to: number, last: bool
  * The pieces' transcripts as one: each piece's times shifted to where it was cut, clamped to the
  * piece, and only the part each piece speaks for kept, so nothing said in an overlap is written twice.
  */
-export function stitchPieces(results: readonly TranscriptResult[], plans: readonly PiecePlan[], fallbackLanguage: string | null): TranscriptResult {
+export function stitchPieces(
+  results: readonly TranscriptResult[],
+  plans: readonly PiecePlan[],
+  fallbackLanguage: string | null,
+): TranscriptResult {
   const segments: TranscriptSegment[] = [];
   // Where the joined time line has got to: a piece's first words never start before the last kept ones end.
   let floor = 0;
@@ -97,7 +115,10 @@ export function stitchPieces(results: readonly TranscriptResult[], plans: readon
   return {
     language: results.find((r) => r.language)?.language ?? fallbackLanguage,
     durationSeconds: roundMs(total),
-    text: segments.map((s) => s.text).filter(Boolean).join(' '),
+    text: segments
+      .map((s) => s.text)
+      .filter(Boolean)
+      .join(' '),
     segments,
   };
 }

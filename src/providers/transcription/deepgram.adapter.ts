@@ -1,6 +1,12 @@
 import { openAsBlob } from 'node:fs';
 import { ProviderError } from '../../errors.js';
-import type { TranscriptResult, TranscriptSegment, TranscriptWord, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
+import type {
+  TranscriptResult,
+  TranscriptSegment,
+  TranscriptWord,
+  TranscriptionProvider,
+  TranscriptionRequest,
+} from './transcription.types.js';
 import { roundMs } from './times.js';
 
 export interface DeepgramOptions {
@@ -19,7 +25,6 @@ interface ListenResponse {
     utterances?: { start?: number; end?: number; transcript?: string; speaker?: number; words?: DeepgramWord[] }[];
   };
 }
-
 
 /** One word of an utterance, as Deepgram lists it (punctuated_word with smart_format/punctuate). */
 interface DeepgramWord {
@@ -54,7 +59,13 @@ export class DeepgramTranscriptionProvider implements TranscriptionProvider {
   constructor(private readonly options: DeepgramOptions) {}
 
   async transcribe(request: TranscriptionRequest): Promise<TranscriptResult> {
-    const query = new URLSearchParams({ model: this.options.model, smart_format: 'true', punctuate: 'true', utterances: 'true', diarize: 'true' });
+    const query = new URLSearchParams({
+      model: this.options.model,
+      smart_format: 'true',
+      punctuate: 'true',
+      utterances: 'true',
+      diarize: 'true',
+    });
     if (request.language) query.set('language', request.language);
     else query.set('detect_language', 'true');
     const timeout = AbortSignal.timeout(this.options.timeoutMs);

@@ -16,7 +16,6 @@ const WORD_LINE = /^(\S+) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?) (\d+(?:\.\d+)?)$/;
 /** Markers that are not words: sentence bounds, silence, noise. */
 const NOT_A_WORD = /^(<s>|<\/s>|<sil>|\[[^\]]*\]|\+\+.*\+\+)$/i;
 
-
 /**
  * Offline transcription with CMU PocketSphinx and its US-English model: no network, no key,
  * modest accuracy. Each utterance pocketsphinx finds between pauses becomes one segment.
@@ -50,7 +49,9 @@ export class LocalTranscriptionProvider implements TranscriptionProvider {
     } catch (err) {
       if (request.signal.aborted) throw request.signal.reason;
       if (err instanceof MediaError) {
-        throw new ProviderError(this.name, err.kind === 'timeout' ? 'timeout' : 'failed', `local recognition failed: ${err.message}`, { cause: err });
+        throw new ProviderError(this.name, err.kind === 'timeout' ? 'timeout' : 'failed', `local recognition failed: ${err.message}`, {
+          cause: err,
+        });
       }
       throw err;
     }

@@ -4,7 +4,13 @@ import { stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { ProviderError } from '../../errors.js';
 import { nextSeam, pieceBetween, seamHorizon, stitchPieces, type PiecePlan, type Seam } from './audio-pieces.js';
-import type { TranscriptResult, TranscriptSegment, TranscriptWord, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
+import type {
+  TranscriptResult,
+  TranscriptSegment,
+  TranscriptWord,
+  TranscriptionProvider,
+  TranscriptionRequest,
+} from './transcription.types.js';
 import { roundMs } from './times.js';
 
 /** Settings of the OpenAI-compatible transcription provider (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_TRANSCRIBE_MODEL). */
@@ -70,24 +76,117 @@ function attachWords(segments: TranscriptSegment[], raw: unknown): void {
 
 /** Whisper's language names (verbose_json, including its aliases) → ISO-639-1. */
 export const WHISPER_LANGUAGES: Readonly<Record<string, string>> = {
-  afrikaans: 'af', albanian: 'sq', amharic: 'am', arabic: 'ar', armenian: 'hy', assamese: 'as',
-  azerbaijani: 'az', bashkir: 'ba', basque: 'eu', belarusian: 'be', bengali: 'bn', bosnian: 'bs',
-  breton: 'br', bulgarian: 'bg', burmese: 'my', myanmar: 'my', castilian: 'es', catalan: 'ca',
-  valencian: 'ca', chinese: 'zh', mandarin: 'zh', cantonese: 'zh', croatian: 'hr', czech: 'cs',
-  danish: 'da', dutch: 'nl', flemish: 'nl', english: 'en', estonian: 'et', faroese: 'fo', finnish: 'fi',
-  french: 'fr', galician: 'gl', georgian: 'ka', german: 'de', greek: 'el', gujarati: 'gu',
-  haitian: 'ht', 'haitian creole': 'ht', hausa: 'ha', hebrew: 'he', hindi: 'hi', hungarian: 'hu',
-  icelandic: 'is', indonesian: 'id', italian: 'it', japanese: 'ja', javanese: 'jv', kannada: 'kn',
-  kazakh: 'kk', khmer: 'km', korean: 'ko', lao: 'lo', latin: 'la', latvian: 'lv', lingala: 'ln',
-  lithuanian: 'lt', luxembourgish: 'lb', letzeburgesch: 'lb', macedonian: 'mk', malagasy: 'mg',
-  malay: 'ms', malayalam: 'ml', maltese: 'mt', maori: 'mi', marathi: 'mr', moldavian: 'ro',
-  moldovan: 'ro', mongolian: 'mn', nepali: 'ne', norwegian: 'no', nynorsk: 'nn', occitan: 'oc',
-  pashto: 'ps', pushto: 'ps', persian: 'fa', polish: 'pl', portuguese: 'pt', punjabi: 'pa',
-  panjabi: 'pa', romanian: 'ro', russian: 'ru', sanskrit: 'sa', serbian: 'sr', shona: 'sn',
-  sindhi: 'sd', sinhala: 'si', sinhalese: 'si', slovak: 'sk', slovenian: 'sl', somali: 'so',
-  spanish: 'es', sundanese: 'su', swahili: 'sw', swedish: 'sv', tagalog: 'tl', tajik: 'tg',
-  tamil: 'ta', tatar: 'tt', telugu: 'te', thai: 'th', tibetan: 'bo', turkish: 'tr', turkmen: 'tk',
-  ukrainian: 'uk', urdu: 'ur', uzbek: 'uz', vietnamese: 'vi', welsh: 'cy', yiddish: 'yi', yoruba: 'yo',
+  afrikaans: 'af',
+  albanian: 'sq',
+  amharic: 'am',
+  arabic: 'ar',
+  armenian: 'hy',
+  assamese: 'as',
+  azerbaijani: 'az',
+  bashkir: 'ba',
+  basque: 'eu',
+  belarusian: 'be',
+  bengali: 'bn',
+  bosnian: 'bs',
+  breton: 'br',
+  bulgarian: 'bg',
+  burmese: 'my',
+  myanmar: 'my',
+  castilian: 'es',
+  catalan: 'ca',
+  valencian: 'ca',
+  chinese: 'zh',
+  mandarin: 'zh',
+  cantonese: 'zh',
+  croatian: 'hr',
+  czech: 'cs',
+  danish: 'da',
+  dutch: 'nl',
+  flemish: 'nl',
+  english: 'en',
+  estonian: 'et',
+  faroese: 'fo',
+  finnish: 'fi',
+  french: 'fr',
+  galician: 'gl',
+  georgian: 'ka',
+  german: 'de',
+  greek: 'el',
+  gujarati: 'gu',
+  haitian: 'ht',
+  'haitian creole': 'ht',
+  hausa: 'ha',
+  hebrew: 'he',
+  hindi: 'hi',
+  hungarian: 'hu',
+  icelandic: 'is',
+  indonesian: 'id',
+  italian: 'it',
+  japanese: 'ja',
+  javanese: 'jv',
+  kannada: 'kn',
+  kazakh: 'kk',
+  khmer: 'km',
+  korean: 'ko',
+  lao: 'lo',
+  latin: 'la',
+  latvian: 'lv',
+  lingala: 'ln',
+  lithuanian: 'lt',
+  luxembourgish: 'lb',
+  letzeburgesch: 'lb',
+  macedonian: 'mk',
+  malagasy: 'mg',
+  malay: 'ms',
+  malayalam: 'ml',
+  maltese: 'mt',
+  maori: 'mi',
+  marathi: 'mr',
+  moldavian: 'ro',
+  moldovan: 'ro',
+  mongolian: 'mn',
+  nepali: 'ne',
+  norwegian: 'no',
+  nynorsk: 'nn',
+  occitan: 'oc',
+  pashto: 'ps',
+  pushto: 'ps',
+  persian: 'fa',
+  polish: 'pl',
+  portuguese: 'pt',
+  punjabi: 'pa',
+  panjabi: 'pa',
+  romanian: 'ro',
+  russian: 'ru',
+  sanskrit: 'sa',
+  serbian: 'sr',
+  shona: 'sn',
+  sindhi: 'sd',
+  sinhala: 'si',
+  sinhalese: 'si',
+  slovak: 'sk',
+  slovenian: 'sl',
+  somali: 'so',
+  spanish: 'es',
+  sundanese: 'su',
+  swahili: 'sw',
+  swedish: 'sv',
+  tagalog: 'tl',
+  tajik: 'tg',
+  tamil: 'ta',
+  tatar: 'tt',
+  telugu: 'te',
+  thai: 'th',
+  tibetan: 'bo',
+  turkish: 'tr',
+  turkmen: 'tk',
+  ukrainian: 'uk',
+  urdu: 'ur',
+  uzbek: 'uz',
+  vietnamese: 'vi',
+  welsh: 'cy',
+  yiddish: 'yi',
+  yoruba: 'yo',
 };
 
 /** Whisper's own codes that are not ISO-639-1 (whisper.cpp and speaches report these). */
@@ -114,8 +213,15 @@ interface VerboseJson {
 }
 
 const AUDIO_TYPES: Readonly<Record<string, string>> = {
-  '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.m4a': 'audio/mp4', '.mp4': 'audio/mp4', '.ogg': 'audio/ogg',
-  '.oga': 'audio/ogg', '.opus': 'audio/ogg', '.webm': 'audio/webm', '.flac': 'audio/flac',
+  '.mp3': 'audio/mpeg',
+  '.wav': 'audio/wav',
+  '.m4a': 'audio/mp4',
+  '.mp4': 'audio/mp4',
+  '.ogg': 'audio/ogg',
+  '.oga': 'audio/ogg',
+  '.opus': 'audio/ogg',
+  '.webm': 'audio/webm',
+  '.flac': 'audio/flac',
 };
 
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -126,7 +232,10 @@ const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFin
  * the connection mid-upload, enqueues into the canceled request stream and rejects unhandled, which
  * stops the process. A Blob body is read by fetch itself, and its length is known up front.
  */
-function multipartBody(file: { name: string; filename: string; type: string; blob: Blob }, fields: readonly [string, string][]): { body: Blob; contentType: string } {
+function multipartBody(
+  file: { name: string; filename: string; type: string; blob: Blob },
+  fields: readonly [string, string][],
+): { body: Blob; contentType: string } {
   const boundary = `mediagate-${randomUUID()}`;
   // The WHATWG encoding of names in a Content-Disposition header.
   const quoted = (s: string) => `"${s.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22')}"`;
@@ -135,7 +244,8 @@ function multipartBody(file: { name: string; filename: string; type: string; blo
     file.blob,
     '\r\n',
   ];
-  for (const [name, value] of fields) parts.push(`--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`);
+  for (const [name, value] of fields)
+    parts.push(`--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`);
   parts.push(`--${boundary}--\r\n`);
   return { body: new Blob(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
@@ -176,7 +286,8 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     if (!cut || !nextSeam(0, duration, [], pieceSeconds)) {
       await growing?.done;
       const size = await this.sizeOf(request.audioPath);
-      if (size > this.maxUploadBytes) throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload limit`);
+      if (size > this.maxUploadBytes)
+        throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload limit`);
       return this.transcribeFile(request);
     }
     const plans: PiecePlan[] = [];
@@ -190,7 +301,10 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
       const length = growing ? Math.min(pieceSeconds, Math.max(MIN_TAIL_PIECE_SECONDS, (duration - from.at) / 4)) : pieceSeconds;
       // The seam is chosen once the audio is known a little past it (all of it, when not growing).
       await growing?.waitFor(seamHorizon(from.at, length));
-      const seam = nextSeam(from.at, duration, growing ? growing.silences : (request.silences ?? []), length) ?? { at: duration, quiet: true };
+      const seam = nextSeam(from.at, duration, growing ? growing.silences : (request.silences ?? []), length) ?? {
+        at: duration,
+        quiet: true,
+      };
       const plan = pieceBetween(from, seam, duration);
       if (seam.at >= duration) await growing?.done;
       else await growing?.waitFor(plan.end + 1);
@@ -231,7 +345,12 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     }
     const ext = extname(request.audioPath).toLowerCase();
     const form = multipartBody(
-      { name: 'file', filename: basename(request.audioPath), type: AUDIO_TYPES[ext] ?? 'application/octet-stream', blob: await openAsBlob(request.audioPath) },
+      {
+        name: 'file',
+        filename: basename(request.audioPath),
+        type: AUDIO_TYPES[ext] ?? 'application/octet-stream',
+        blob: await openAsBlob(request.audioPath),
+      },
       [
         ['model', this.model],
         ['response_format', 'verbose_json'],
@@ -247,7 +366,8 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     // The caller's own abort is not a provider failure: hand its reason back unchanged.
     const interrupted = (err: unknown, what: string): unknown => {
       if (request.signal.aborted) return request.signal.reason;
-      if (timeout.aborted) return new ProviderError(this.name, 'timeout', `the transcription server did not ${what} within ${this.options.timeoutMs} ms`);
+      if (timeout.aborted)
+        return new ProviderError(this.name, 'timeout', `the transcription server did not ${what} within ${this.options.timeoutMs} ms`);
       return err;
     };
 
@@ -256,7 +376,11 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
       res = await fetch(this.url, {
         method: 'POST',
         body: form.body,
-        headers: { accept: 'application/json', 'content-type': form.contentType, ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) },
+        headers: {
+          accept: 'application/json',
+          'content-type': form.contentType,
+          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+        },
         // An API endpoint has no reason to redirect; following one would resend the key elsewhere.
         redirect: 'error',
         signal,
@@ -267,15 +391,20 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     if (!res.ok) {
       // The upstream's body stays unread: it is never logged or passed on.
       await res.body?.cancel().catch(() => undefined);
-      if (res.status === 401 || res.status === 403) throw new ProviderError(this.name, 'failed', `upstream rejected the credentials (${res.status})`);
-      if (res.status === 413) throw new ProviderError(this.name, 'too_large', 'the transcription server refused the upload as too large (413)');
+      if (res.status === 401 || res.status === 403)
+        throw new ProviderError(this.name, 'failed', `upstream rejected the credentials (${res.status})`);
+      if (res.status === 413)
+        throw new ProviderError(this.name, 'too_large', 'the transcription server refused the upload as too large (413)');
       throw new ProviderError(this.name, 'failed', `the transcription server answered ${res.status}`);
     }
     let raw: string;
     try {
       raw = await res.text();
     } catch (err) {
-      throw interrupted(new ProviderError(this.name, 'failed', 'the transcription server broke off its answer', { cause: err }), 'finish its answer');
+      throw interrupted(
+        new ProviderError(this.name, 'failed', 'the transcription server broke off its answer', { cause: err }),
+        'finish its answer',
+      );
     }
     let body: unknown;
     try {

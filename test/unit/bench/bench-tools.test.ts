@@ -26,7 +26,14 @@ describe('the bench load', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/parse`;
-      const result = await runLoad({ url, body: '{}', keys: ['a', 'b', 'c'], connections: 8, seconds: 1, isOk: (b) => b.includes('SUCCEEDED') });
+      const result = await runLoad({
+        url,
+        body: '{}',
+        keys: ['a', 'b', 'c'],
+        connections: 8,
+        seconds: 1,
+        isOk: (b) => b.includes('SUCCEEDED'),
+      });
       expect(result.responses).toBeGreaterThan(50);
       expect(result.responses).toBe(finished);
       expect(result.ok).toBe(finished - Math.floor(finished / 5));
@@ -89,7 +96,10 @@ describe('the load across gateways', () => {
     try {
       const urls = servers.map(({ server }) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/parse`);
       const keys = Array.from({ length: 9 }, (_, k) => `k${k}`);
-      const result = await runSpreadLoad({ url: '', body: '{}', keys, connections: 7, seconds: 1, isOk: (b) => b.includes('SUCCEEDED') }, urls);
+      const result = await runSpreadLoad(
+        { url: '', body: '{}', keys, connections: 7, seconds: 1, isOk: (b) => b.includes('SUCCEEDED') },
+        urls,
+      );
       // 7 connections over 3 servers: 3, 2 and 2; server j sees keys j, j + 3, j + 6 only.
       expect(servers.map(({ seen }) => seen.sockets.size)).toEqual([3, 2, 2]);
       servers.forEach(({ seen }, j) => expect([...seen.keys].sort()).toEqual([`Bearer k${j}`, `Bearer k${j + 3}`, `Bearer k${j + 6}`]));
@@ -98,7 +108,9 @@ describe('the load across gateways', () => {
       expect(result.ok).toBe(answered);
       // Side by side, not one after the other: about one second of load, not three.
       expect(result.reqPerSec).toBeGreaterThan((answered / 1.6) | 0);
-      await expect(runSpreadLoad({ url: '', body: '{}', keys, connections: 2, seconds: 1, isOk: () => true }, urls)).rejects.toThrow('2 connections cannot reach 3 servers');
+      await expect(runSpreadLoad({ url: '', body: '{}', keys, connections: 2, seconds: 1, isOk: () => true }, urls)).rejects.toThrow(
+        '2 connections cannot reach 3 servers',
+      );
     } finally {
       for (const { server } of servers) {
         server.closeAllConnections();
@@ -109,7 +121,14 @@ describe('the load across gateways', () => {
 });
 
 describe('where the machine went', () => {
-  const slice = (wallMs: number, gatewaysMs: number, postgresMs: number, busyMs: number, waits: Record<string, number>, samples: number): MachineSlice => ({
+  const slice = (
+    wallMs: number,
+    gatewaysMs: number,
+    postgresMs: number,
+    busyMs: number,
+    waits: Record<string, number>,
+    samples: number,
+  ): MachineSlice => ({
     wallMs,
     busyMs,
     partsMs: { gateways: gatewaysMs, 'load generator': 10 },
@@ -121,14 +140,20 @@ describe('where the machine went', () => {
 
   it('sums stretches into shares of every core, leaves the rest to other, and averages the backends by state', () => {
     const cores = availableParallelism();
-    const { cpu, perAnswer, backends } = machineShare([slice(1000, 400, 300, 900, { CPU: 3, 'IO:WALSync': 6 }, 10), slice(1000, 200, 100, 500, { CPU: 1 }, 10)], 60);
+    const { cpu, perAnswer, backends } = machineShare(
+      [slice(1000, 400, 300, 900, { CPU: 3, 'IO:WALSync': 6 }, 10), slice(1000, 200, 100, 500, { CPU: 1 }, 10)],
+      60,
+    );
     const pct = (ms: number) => Math.round((1000 * ms) / (2000 * cores)) / 10;
     expect(cpu.parts).toEqual({ gateways: pct(600), 'load generator': pct(20) });
     expect(cpu.postgres).toBe(pct(400));
     expect(cpu.machine).toBe(pct(1400));
     expect(cpu.other).toBeCloseTo(pct(1400) - pct(600) - pct(20) - pct(400), 1);
     expect(perAnswer).toEqual({ commits: 1, rowsWritten: 4, blocksRead: 0.1, walBytes: 2000 });
-    expect(Object.entries(backends)).toEqual([['IO:WALSync', 0.3], ['CPU', 0.2]]);
+    expect(Object.entries(backends)).toEqual([
+      ['IO:WALSync', 0.3],
+      ['CPU', 0.2],
+    ]);
   });
 
   it('measures a busy process and what PostgreSQL counted for the database', async () => {
@@ -173,12 +198,26 @@ describe('the ledger check', () => {
 
 describe('the CPU profile summary', () => {
   it('counts self time only inside the window, by function and by package, leaving idle out of the busy time', () => {
-    const frame = (functionName: string, url: string, lineNumber: number) => ({ functionName, url, lineNumber, columnNumber: 0, scriptId: '0' });
+    const frame = (functionName: string, url: string, lineNumber: number) => ({
+      functionName,
+      url,
+      lineNumber,
+      columnNumber: 0,
+      scriptId: '0',
+    });
     const profile = {
       nodes: [
         { id: 1, callFrame: frame('(root)', '', -1), children: [2, 3, 4, 5] },
         { id: 2, callFrame: frame('(idle)', '', -1) },
-        { id: 3, callFrame: frame('query', 'file:///app/node_modules/pg/lib/client.js', 9), children: [7], positionTicks: [{ line: 12, ticks: 3 }, { line: 11, ticks: 1 }] },
+        {
+          id: 3,
+          callFrame: frame('query', 'file:///app/node_modules/pg/lib/client.js', 9),
+          children: [7],
+          positionTicks: [
+            { line: 12, ticks: 3 },
+            { line: 11, ticks: 1 },
+          ],
+        },
         { id: 4, callFrame: frame('parse', `file://${process.cwd()}/dist/modules/parse/parse.service.js`, 40) },
         { id: 5, callFrame: frame('(garbage collector)', '', -1) },
         { id: 7, callFrame: frame('Writable.write', 'node:internal/streams/writable', 505), children: [6] },
@@ -232,7 +271,14 @@ describe('the targets table', () => {
     ledger: 'PASS',
     ledgerProblems: [],
   });
-  const rows = [row('ref-hot', 500, 90, 120), row('ref-spread', 600, 80, 120), row('rest-hot', 900, 40, 240), row('rest-spread', 1000, 60, 260), row('graphql-spread', 840, 50, 230), row('rest-ordinary', 400, 90, 230)];
+  const rows = [
+    row('ref-hot', 500, 90, 120),
+    row('ref-spread', 600, 80, 120),
+    row('rest-hot', 900, 40, 240),
+    row('rest-spread', 1000, 60, 260),
+    row('graphql-spread', 840, 50, 230),
+    row('rest-ordinary', 400, 90, 230),
+  ];
 
   it('reads each target off the highest connection count and judges it', () => {
     expect(targets(rows).map((t) => [t.value, t.met])).toEqual([

@@ -20,9 +20,22 @@ beforeAll(() => {
   ffmpeg('-f', 'lavfi', '-i', 'sine=frequency=440:duration=3', '-ac', '2', path('tone.mp3'));
   ffmpeg('-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=2', '-pix_fmt', 'yuv420p', path('silent.mp4'));
   ffmpeg(
-    '-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=10:duration=4',
-    '-f', 'lavfi', '-i', 'sine=frequency=220:duration=4:sample_rate=44100',
-    '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-shortest', path('muxed.mp4'),
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=160x120:rate=10:duration=4',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=220:duration=4:sample_rate=44100',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-ac',
+    '2',
+    '-shortest',
+    path('muxed.mp4'),
   );
   // Real speech, by flite (installed wherever the tests run: README's apt-get line): missing, the file fails.
   execFileSync('flite', ['-t', 'hello world, this is mediagate speaking', '-o', path('speech.wav')]);
@@ -158,7 +171,11 @@ describe('extractAudio', () => {
       const reason = new Error('caller went away');
       const probing = probeMedia(path('tone.mp3'), { ffprobePath: script, signal: controller.signal });
       // The caller gives up once the child runs (it has written its pid).
-      await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), { describe: 'the hanging tool to start', timeout: 5_000, interval: 10 });
+      await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), {
+        describe: 'the hanging tool to start',
+        timeout: 5_000,
+        interval: 10,
+      });
       controller.abort(reason);
       await expect(probing).rejects.toBe(reason);
       const pid = Number(readFileSync(pidFile, 'utf8'));

@@ -113,7 +113,12 @@ describe('GuardedHttpClient', () => {
 
   it('checkUrl returns the parsed URL for public addresses without connecting', async () => {
     const resolve = async (name: string): Promise<LookupAddress[]> =>
-      name === 'media.example' ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.7', family: 4 }];
+      name === 'media.example'
+        ? [{ address: '93.184.216.34', family: 4 }]
+        : [
+            { address: '93.184.216.34', family: 4 },
+            { address: '10.0.0.7', family: 4 },
+          ];
     const client = guarded({ resolve });
     expect((await client.checkUrl('http://8.8.8.8/x?y=1')).href).toBe('http://8.8.8.8/x?y=1');
     expect((await client.checkUrl('https://[2606:4700::1111]/')).hostname).toBe('[2606:4700::1111]');

@@ -24,7 +24,10 @@ async function serve(handler: RequestListener): Promise<{ url: string; client: G
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   const client = new GuardedHttpClient({ allowHosts: [`127.0.0.1:${port}`] });
-  opened.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))), () => client.close());
+  opened.push(
+    () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+    () => client.close(),
+  );
   return { url: `http://127.0.0.1:${port}/media.mp4`, client, ranges };
 }
 
@@ -32,7 +35,9 @@ async function serve(handler: RequestListener): Promise<{ url: string; client: G
 const ranged: RequestListener = (req, res) => {
   const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '')!;
   const [start, end] = [Number(m[1]), Math.min(Number(m[2]), file.length - 1)];
-  res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${file.length}`, 'content-length': end - start + 1 }).end(file.subarray(start, end + 1));
+  res
+    .writeHead(206, { 'content-range': `bytes ${start}-${end}/${file.length}`, 'content-length': end - start + 1 })
+    .end(file.subarray(start, end + 1));
 };
 
 const reader = (client: GuardedHttpClient, url: string, maxBytes = 1 << 20) =>
@@ -55,7 +60,9 @@ describe('RangeReader', () => {
     const { url, client, ranges } = await serve(ranged);
     const r = reader(client, url);
     await r.open();
-    expect(Buffer.from(await r.read(file.length - 2 * BLOCK + 10, file.length - BLOCK))).toEqual(file.subarray(file.length - 2 * BLOCK + 10, file.length - BLOCK));
+    expect(Buffer.from(await r.read(file.length - 2 * BLOCK + 10, file.length - BLOCK))).toEqual(
+      file.subarray(file.length - 2 * BLOCK + 10, file.length - BLOCK),
+    );
     expect(Buffer.from(await r.read(file.length - 50, file.length))).toEqual(file.subarray(file.length - 50));
     expect(ranges).toEqual([`bytes=0-${BLOCK - 1}`, `bytes=${8 * BLOCK}-${file.length - 1}`]);
   });
@@ -85,7 +92,9 @@ describe('RangeReader', () => {
     const shifted = await serve((req, res) => {
       const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '')!;
       const start = Number(m[1]) + (m[1] === '0' ? 0 : 1);
-      res.writeHead(206, { 'content-range': `bytes ${start}-${start + BLOCK - 1}/${file.length}`, 'content-length': BLOCK }).end(file.subarray(start, start + BLOCK));
+      res
+        .writeHead(206, { 'content-range': `bytes ${start}-${start + BLOCK - 1}/${file.length}`, 'content-length': BLOCK })
+        .end(file.subarray(start, start + BLOCK));
     });
     const r = reader(shifted.client, shifted.url);
     await r.open();

@@ -55,7 +55,13 @@ describe('classifyDirectMedia', () => {
     ['application/octet-stream', 'https://x.example/ep.M4A', 'audio', 'm4a'],
     [null, 'https://x.example/song.flac', 'audio', 'flac'],
   ])('%s at %s is %s/%s', (type, url, kind, container) => {
-    expect(classifyDirectMedia(type, url)).toMatchObject({ url, kind, container, hasVideo: kind === 'video', hasAudio: kind === 'audio' ? true : kind === 'image' ? false : null });
+    expect(classifyDirectMedia(type, url)).toMatchObject({
+      url,
+      kind,
+      container,
+      hasVideo: kind === 'video',
+      hasAudio: kind === 'audio' ? true : kind === 'image' ? false : null,
+    });
   });
 
   it.each([

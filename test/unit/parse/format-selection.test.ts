@@ -59,7 +59,13 @@ describe('selectFormat: quality', () => {
   it('at equal heights prefers mp4, then webm, then other files, then manifests', () => {
     const pick = selectFormat(
       'builtin',
-      [f('hls', { height: 720, container: 'm3u8' }), f('dash', { height: 720, container: 'mpd' }), f('mov', { height: 720, container: 'mov' }), f('webm', { height: 720, container: 'webm' }), f('mp4', { height: 720 })],
+      [
+        f('hls', { height: 720, container: 'm3u8' }),
+        f('dash', { height: 720, container: 'mpd' }),
+        f('mov', { height: 720, container: 'mov' }),
+        f('webm', { height: 720, container: 'webm' }),
+        f('mp4', { height: 720 }),
+      ],
       'auto',
       '720',
     );
@@ -68,7 +74,12 @@ describe('selectFormat: quality', () => {
   });
 
   it('lists each URL once', () => {
-    const { alternatives } = selectFormat('builtin', [f('x', { height: 720 }), f('x', { height: 720 }), f('y', { height: 480 })], 'auto', '720');
+    const { alternatives } = selectFormat(
+      'builtin',
+      [f('x', { height: 720 }), f('x', { height: 720 }), f('y', { height: 480 })],
+      'auto',
+      '720',
+    );
     expect(urls(alternatives)).toEqual(['y']);
   });
 });
@@ -78,7 +89,11 @@ describe('selectFormat: mode auto', () => {
     const track = a('track.m4a');
     const { media, alternatives } = selectFormat(
       'builtin',
-      [f('silent1080', { height: 1080, hasAudio: false }), f('variant720', { height: 720, hasAudio: false, audio: track }), f('muxed480', { height: 480 })],
+      [
+        f('silent1080', { height: 1080, hasAudio: false }),
+        f('variant720', { height: 720, hasAudio: false, audio: track }),
+        f('muxed480', { height: 480 }),
+      ],
       'auto',
       '1080',
     );
@@ -91,7 +106,12 @@ describe('selectFormat: mode auto', () => {
   });
 
   it('returns the audio of a page without video', () => {
-    const { media, alternatives } = selectFormat('builtin', [a('ep.ogg', { container: 'ogg' }), a('ep.mp3', { container: 'mp3' }), a('ep.m4a')], 'auto', '720');
+    const { media, alternatives } = selectFormat(
+      'builtin',
+      [a('ep.ogg', { container: 'ogg' }), a('ep.mp3', { container: 'mp3' }), a('ep.m4a')],
+      'auto',
+      '720',
+    );
     expect(media.url).toBe('ep.m4a');
     expect(urls(alternatives)).toEqual(['ep.ogg', 'ep.mp3']);
   });
@@ -111,7 +131,10 @@ describe('selectFormat: mode audio', () => {
 
   it('falls back to the separate audio track of a video variant, listed once', () => {
     const track = a('https://cdn.example/audio/en.m4a');
-    const variants = [f('v1080', { height: 1080, hasAudio: false, audio: track }), f('v720', { height: 720, hasAudio: false, audio: track })];
+    const variants = [
+      f('v1080', { height: 1080, hasAudio: false, audio: track }),
+      f('v720', { height: 720, hasAudio: false, audio: track }),
+    ];
     const { media, alternatives } = selectFormat('builtin', variants, 'audio', '1080');
     expect(media).toBe(track);
     expect(alternatives).toEqual([]);
@@ -153,7 +176,11 @@ describe('selectFormat: mode mute', () => {
 
 describe('selectFormat: honest sound flags in mode auto', () => {
   it('prefers known sound, then unknown, then known silence, each by quality', () => {
-    const list = [f('silent720', { height: 720, hasAudio: false }), f('unknown480', { height: 480, hasAudio: null }), f('sound360', { height: 360 })];
+    const list = [
+      f('silent720', { height: 720, hasAudio: false }),
+      f('unknown480', { height: 480, hasAudio: null }),
+      f('sound360', { height: 360 }),
+    ];
     const { media, alternatives } = selectFormat('builtin', list, 'auto', '720');
     expect(media.url).toBe('sound360');
     expect(urls(alternatives)).toEqual(['unknown480', 'silent720']);

@@ -84,7 +84,11 @@ seg2.m4s
     const reading = readHls(text, base);
     expect(reading.formats).toEqual([]);
     expect(reading.manifest).toMatchObject({ url: base, durationSeconds: 6.5, hasAudio: null });
-    expect(reading.firstSegment).toEqual({ url: 'https://cdn.example/v/seg1.m4s', init: 'https://cdn.example/v/init.mp4', durationSeconds: 4 });
+    expect(reading.firstSegment).toEqual({
+      url: 'https://cdn.example/v/seg1.m4s',
+      init: 'https://cdn.example/v/init.mp4',
+      durationSeconds: 4,
+    });
   });
 
   it('refuses what is not a playlist, and a master without a playable variant', () => {
@@ -126,7 +130,10 @@ describe('readDash', () => {
   });
 
   it('keeps segmented representations behind the manifest', () => {
-    const segmented = onDemand.replace(/<BaseURL>[^<]*<\/BaseURL><SegmentBase[^>]*><Initialization[^>]*\/><\/SegmentBase>/g, '<SegmentTemplate media="$RepresentationID$-$Number$.m4s" initialization="$RepresentationID$-init.mp4" duration="2" startNumber="1"/>');
+    const segmented = onDemand.replace(
+      /<BaseURL>[^<]*<\/BaseURL><SegmentBase[^>]*><Initialization[^>]*\/><\/SegmentBase>/g,
+      '<SegmentTemplate media="$RepresentationID$-$Number$.m4s" initialization="$RepresentationID$-init.mp4" duration="2" startNumber="1"/>',
+    );
     const reading = readDash(segmented, base);
     expect(reading.formats).toEqual([]);
     expect(reading.manifest).toMatchObject({ url: base, kind: 'video', hasAudio: true });

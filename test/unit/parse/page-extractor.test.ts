@@ -8,8 +8,13 @@ import { mediaFormat, type MediaFormat } from '../../../src/providers/parse/pars
 const fixture = (name: string) => readFileSync(join(process.cwd(), 'test/fixtures/pages', name), 'utf8');
 
 /** A video format as the extractor builds it: whether it has sound is unknown unless the page lists codecs. */
-const video = (url: string, container: string | null, width: number | null, height: number | null, over: Partial<MediaFormat> = {}): MediaFormat =>
-  mediaFormat({ url, kind: 'video', container, width, height, ...over });
+const video = (
+  url: string,
+  container: string | null,
+  width: number | null,
+  height: number | null,
+  over: Partial<MediaFormat> = {},
+): MediaFormat => mediaFormat({ url, kind: 'video', container, width, height, ...over });
 const audio = (url: string, container: string): MediaFormat => mediaFormat({ url, kind: 'audio', container });
 
 describe('extractPage on real-world page shapes', () => {
@@ -37,7 +42,10 @@ describe('extractPage on real-world page shapes', () => {
     const page = extractPage(fixture('twitter-card.html'), 'https://shorts.example/v/a9f3');
     // The card's content type lists an audio codec, so this one is known to have sound.
     expect(page.formats).toEqual([
-      video('https://shorts.example/media/a9f3/stream.mp4?sig=Zm9v&exp=1790000000', 'mp4', 720, 1280, { codecs: 'avc1.42E01E1,mp4a.40.2', hasAudio: true }),
+      video('https://shorts.example/media/a9f3/stream.mp4?sig=Zm9v&exp=1790000000', 'mp4', 720, 1280, {
+        codecs: 'avc1.42E01E1,mp4a.40.2',
+        hasAudio: true,
+      }),
     ]);
     expect(page.images).toEqual([{ url: 'https://static.shorts.example/thumbs/a9f3.jpg', width: null, height: null }]);
     expect(page.metadata).toEqual({
@@ -216,7 +224,13 @@ describe('decodeHtml', () => {
     const { decodeHtml } = await import('../../../src/providers/parse/builtin.adapter.js');
     const latin1 = Buffer.from('<title>Café crème</title>', 'latin1');
     expect(decodeHtml(latin1, 'text/html; charset=ISO-8859-1')).toBe('<title>Café crème</title>');
-    const meta = Buffer.concat([Buffer.from('<meta charset="windows-1252"><title>'), Buffer.from([0x93]), Buffer.from('hi'), Buffer.from([0x94]), Buffer.from('</title>')]);
+    const meta = Buffer.concat([
+      Buffer.from('<meta charset="windows-1252"><title>'),
+      Buffer.from([0x93]),
+      Buffer.from('hi'),
+      Buffer.from([0x94]),
+      Buffer.from('</title>'),
+    ]);
     expect(decodeHtml(meta, 'text/html')).toContain('\u201chi\u201d');
     expect(decodeHtml(Buffer.from('<p>naïve</p>'), 'text/html')).toBe('<p>naïve</p>');
     expect(decodeHtml(Buffer.from('<p>x</p>'), 'text/html; charset=no-such-charset')).toBe('<p>x</p>');

@@ -12,7 +12,12 @@ function manualRead<T>() {
   return { read, calls };
 }
 
-const options = (extra: Partial<ConstructorParameters<typeof ReadCache>[0]> = {}) => ({ ttlMs: 60_000, maxEntries: 100, timeoutMs: 10_000, ...extra });
+const options = (extra: Partial<ConstructorParameters<typeof ReadCache>[0]> = {}) => ({
+  ttlMs: 60_000,
+  maxEntries: 100,
+  timeoutMs: 10_000,
+  ...extra,
+});
 
 describe('ReadCache', () => {
   it('shares one read among the callers of one key, keeps its answer, and reads again once it is old', async () => {

@@ -347,11 +347,7 @@ describe('buildCues rules', () => {
   });
 
   it('starts a new cue at every speaker change (word speaker first, then segment speaker)', () => {
-    const words = [
-      ...timed(0, 'Are you coming', 0.3),
-      ...timed(0.9, 'Yes', 0.3, 'Guest'),
-      ...timed(1.2, 'great see you there', 0.3),
-    ];
+    const words = [...timed(0, 'Are you coming', 0.3), ...timed(0.9, 'Yes', 0.3, 'Guest'), ...timed(1.2, 'great see you there', 0.3)];
     const cues = buildCues([withWords(words, { speaker: 'Host' })]);
     expect(cues.map((c) => [c.speaker, textOf(c)])).toEqual([
       ['Host', 'Are you coming'],
@@ -447,7 +443,9 @@ describe('buildCues rules', () => {
     const cues = buildCues([
       seg(Number.NaN, Number.POSITIVE_INFINITY, 'nan'),
       seg(-3, -1, 'negative'),
-      seg(10, 12, 'words', { words: [word(10, 10.5, 'left'), word(Number.NaN, Number.NaN, 'lost'), word(11, Number.NEGATIVE_INFINITY, 'right')] }),
+      seg(10, 12, 'words', {
+        words: [word(10, 10.5, 'left'), word(Number.NaN, Number.NaN, 'lost'), word(11, Number.NEGATIVE_INFINITY, 'right')],
+      }),
     ]);
     for (const c of cues) {
       expect(Number.isFinite(c.startMs) && Number.isFinite(c.endMs)).toBe(true);

@@ -20,14 +20,22 @@ describe('parsePocketsphinx', () => {
   it('turns each utterance into a timed segment, without markers or pronunciation variants', () => {
     expect(parsePocketsphinx(OUTPUT)).toEqual([
       {
-        index: 1, start: 0.22, end: 1.19, text: 'hello world', speaker: null,
+        index: 1,
+        start: 0.22,
+        end: 1.19,
+        text: 'hello world',
+        speaker: null,
         words: [
           { start: 0.22, end: 0.56, text: 'hello' },
           { start: 0.57, end: 1.19, text: 'world' },
         ],
       },
       {
-        index: 2, start: 2.05, end: 3.333, text: 'the quick brown fox', speaker: null,
+        index: 2,
+        start: 2.05,
+        end: 3.333,
+        text: 'the quick brown fox',
+        speaker: null,
         words: [
           { start: 2.05, end: 2.2, text: 'the' },
           { start: 2.3, end: 2.64, text: 'quick' },

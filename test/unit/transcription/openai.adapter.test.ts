@@ -74,13 +74,25 @@ describe('OpenAiTranscriptionProvider', () => {
 
   it("works against the fake's default answer: segments cover the upload, language name → code", async () => {
     const result = await provider({ model: 'whisper-large-v3' }).transcribe(request());
-    expect(fake.requests[0].fields).toEqual({ model: 'whisper-large-v3', response_format: 'verbose_json', 'timestamp_granularities[]': 'word' });
+    expect(fake.requests[0].fields).toEqual({
+      model: 'whisper-large-v3',
+      response_format: 'verbose_json',
+      'timestamp_granularities[]': 'word',
+    });
     expect(fake.requests[0].granularities).toEqual(['segment', 'word']);
     expect(result.language).toBe('en');
     expect(result.durationSeconds).toBe(7.5);
-    expect(result.segments.map((s) => [s.index, s.start, s.end])).toEqual([[1, 0, 2.5], [2, 2.5, 5], [3, 5, 7.5]]);
+    expect(result.segments.map((s) => [s.index, s.start, s.end])).toEqual([
+      [1, 0, 2.5],
+      [2, 2.5, 5],
+      [3, 5, 7.5],
+    ]);
     // The words OpenAI lists at the top level go to the segment they fall in.
-    expect(result.segments.map((s) => s.words?.map((w) => w.text).join(' '))).toEqual(['Welcome to the show', 'Today we talk about sound', 'It travels as a wave']);
+    expect(result.segments.map((s) => s.words?.map((w) => w.text).join(' '))).toEqual([
+      'Welcome to the show',
+      'Today we talk about sound',
+      'It travels as a wave',
+    ]);
     expect(result.segments[1].words?.[0]).toEqual({ start: 2.5, end: expect.any(Number), text: 'Today' });
     expect(result.text).toBe('Welcome to the show. Today we talk about sound. It travels as a wave.');
   });
@@ -88,10 +100,18 @@ describe('OpenAiTranscriptionProvider', () => {
   it('rounds times to milliseconds and trims text', async () => {
     answer = () => ({
       status: 200,
-      body: { language: 'german', duration: 3.14159, text: '  Hallo Welt.  ', segments: [{ id: 0, start: 0.12345, end: 3.14159, text: '  Hallo Welt.  ' }] },
+      body: {
+        language: 'german',
+        duration: 3.14159,
+        text: '  Hallo Welt.  ',
+        segments: [{ id: 0, start: 0.12345, end: 3.14159, text: '  Hallo Welt.  ' }],
+      },
     });
     expect(await provider().transcribe(request())).toEqual({
-      language: 'de', durationSeconds: 3.142, text: 'Hallo Welt.', segments: [{ index: 1, start: 0.123, end: 3.142, text: 'Hallo Welt.', speaker: null }],
+      language: 'de',
+      durationSeconds: 3.142,
+      text: 'Hallo Welt.',
+      segments: [{ index: 1, start: 0.123, end: 3.142, text: 'Hallo Welt.', speaker: null }],
     });
   });
 
@@ -107,7 +127,17 @@ describe('OpenAiTranscriptionProvider', () => {
   });
 
   it('takes the duration from the last segment when the server leaves it out', async () => {
-    answer = () => ({ status: 200, body: { text: 'a b', language: 'en', segments: [{ start: 0, end: 1.5, text: 'a' }, { start: 1.5, end: 3.25, text: 'b' }] } });
+    answer = () => ({
+      status: 200,
+      body: {
+        text: 'a b',
+        language: 'en',
+        segments: [
+          { start: 0, end: 1.5, text: 'a' },
+          { start: 1.5, end: 3.25, text: 'b' },
+        ],
+      },
+    });
     expect((await provider().transcribe(request({ durationSeconds: 99 }))).durationSeconds).toBe(3.25);
   });
 
@@ -121,9 +151,26 @@ describe('OpenAiTranscriptionProvider', () => {
 
   it('maps Whisper language names and codes to ISO-639-1', () => {
     const names: Record<string, string> = {
-      english: 'en', German: 'de', chinese: 'zh', spanish: 'es', french: 'fr', japanese: 'ja', portuguese: 'pt',
-      russian: 'ru', korean: 'ko', arabic: 'ar', hindi: 'hi', turkish: 'tr', dutch: 'nl', ukrainian: 'uk',
-      hebrew: 'he', persian: 'fa', welsh: 'cy', 'haitian creole': 'ht', javanese: 'jv', cantonese: 'zh',
+      english: 'en',
+      German: 'de',
+      chinese: 'zh',
+      spanish: 'es',
+      french: 'fr',
+      japanese: 'ja',
+      portuguese: 'pt',
+      russian: 'ru',
+      korean: 'ko',
+      arabic: 'ar',
+      hindi: 'hi',
+      turkish: 'tr',
+      dutch: 'nl',
+      ukrainian: 'uk',
+      hebrew: 'he',
+      persian: 'fa',
+      welsh: 'cy',
+      'haitian creole': 'ht',
+      javanese: 'jv',
+      cantonese: 'zh',
     };
     for (const [name, code] of Object.entries(names)) expect([name, whisperLanguageCode(name)]).toEqual([name, code]);
     expect(['en', 'EN', 'pt-BR', 'zh_Hans', 'jw', 'yue'].map(whisperLanguageCode)).toEqual(['en', 'en', 'pt', 'zh', 'jv', 'zh']);
@@ -142,7 +189,9 @@ describe('OpenAiTranscriptionProvider', () => {
   it('sends no Authorization header when no key is configured', async () => {
     const open = await startFakeOpenAi();
     try {
-      const result = await new OpenAiTranscriptionProvider({ baseUrl: `${open.baseUrl}/`, model: 'whisper-1', timeoutMs: 5000 }).transcribe(request());
+      const result = await new OpenAiTranscriptionProvider({ baseUrl: `${open.baseUrl}/`, model: 'whisper-1', timeoutMs: 5000 }).transcribe(
+        request(),
+      );
       expect(open.requests[0].authorization).toBeUndefined();
       expect(result.segments.length).toBe(3);
     } finally {

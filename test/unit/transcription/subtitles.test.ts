@@ -33,7 +33,8 @@ function readSrtStrict(srt: string): StrictCue[] {
   while (block.lastIndex < srt.length && (m = block.exec(srt))) {
     cues.push({ n: Number(m[1]), startMs: toMs(m[2], m[3], m[4], m[5]), endMs: toMs(m[6], m[7], m[8], m[9]), text: m[10].slice(0, -1) });
   }
-  if (block.lastIndex !== srt.length) throw new Error(`not strict SRT at offset ${block.lastIndex}: ${JSON.stringify(srt.slice(block.lastIndex, block.lastIndex + 40))}`);
+  if (block.lastIndex !== srt.length)
+    throw new Error(`not strict SRT at offset ${block.lastIndex}: ${JSON.stringify(srt.slice(block.lastIndex, block.lastIndex + 40))}`);
   cues.forEach((c, i) => {
     if (c.n !== i + 1) throw new Error(`cue ${i} is numbered ${c.n}`);
   });
@@ -106,7 +107,10 @@ describe('toSrt', () => {
 
   it('skips empty cues and still numbers consecutively', () => {
     const srt = toSrt([seg(0, 1, 'one'), seg(1, 2, '   '), seg(2, 3, ''), seg(3, 4, 'four')]);
-    expect(readSrtStrict(srt).map((c) => [c.n, c.text])).toEqual([[1, 'one'], [2, 'four']]);
+    expect(readSrtStrict(srt).map((c) => [c.n, c.text])).toEqual([
+      [1, 'one'],
+      [2, 'four'],
+    ]);
   });
 
   it('clamps negative times to zero, sorts cues and never ends a cue before it starts', () => {
