@@ -4,7 +4,7 @@ import { extractAudio, runTool } from '../src/media/ffmpeg.js';
 /** Sound with a pause every few seconds, like speech, as 64 kbit/s MP3. */
 export async function makeLongMedia(dir: string, minutes: number, ffmpegPath: string): Promise<string> {
   const path = join(dir, 'long.mp3');
-  const tone = "aevalsrc='0.4*sin(2*PI*220*t)*sin(2*PI*3*t)*lt(mod(t\\,9.3)\\,8)':s=22050:d=" + minutes * 60;
+  const tone = `aevalsrc='0.4*sin(2*PI*220*t)*sin(2*PI*3*t)*lt(mod(t\\,9.3)\\,8)':s=22050:d=${minutes * 60}`;
   await runTool(
     ffmpegPath,
     ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', tone, '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '64k', path],

@@ -27,10 +27,17 @@ export interface Scenario {
 }
 
 const parseBody = (url: string) => JSON.stringify({ url, quality: '720' });
+/** What the scenarios read of an answer: a parse's status and media, or GraphQL's data and errors. */
+interface Answer {
+  status?: unknown;
+  errors?: unknown;
+  data?: Record<string, { status?: unknown; id?: unknown } | null> | null;
+  media?: { durationSeconds?: unknown; kind?: unknown; height?: unknown } | null;
+}
 /** The answer as JSON, or null when it is not JSON. */
-const json = (body: string): Record<string, any> | null => {
+const json = (body: string): Answer | null => {
   try {
-    return JSON.parse(body) as Record<string, any>;
+    return JSON.parse(body) as Answer;
   } catch {
     return null;
   }
@@ -213,7 +220,7 @@ export interface Target {
 export function targets(rows: readonly Row[], { embedded = false }: { embedded?: boolean } = {}): Target[] {
   const top = Math.max(...rows.map((r) => r.connections));
   const at = (id: string) => rows.find((r) => r.scenario === id && r.connections === top);
-  const ratio = (a?: Row, b?: Row) => (a && b && b.reqPerSec ? round2(a.reqPerSec / b.reqPerSec) : null);
+  const ratio = (a?: Row, b?: Row) => (a && b?.reqPerSec ? round2(a.reqPerSec / b.reqPerSec) : null);
   const restP99 = Math.max(...['rest-hot', 'rest-spread'].map((id) => at(id)?.p99 ?? -1));
   const gatewayRss = Math.max(
     ...rows.filter((r) => SCENARIOS.find((s) => s.id === r.scenario)?.contender === 'gateway').map((r) => r.rssMb),
@@ -262,6 +269,6 @@ export function markdownTable(header: readonly string[], lines: ReadonlyArray<Re
 export function writeResults(file: string, fields: Record<string, unknown>, ledgerMismatch: boolean): void {
   mkdirSync(resolve(file, '..'), { recursive: true });
   const machine = { cpus: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
-  writeFileSync(file, JSON.stringify({ finishedAt: new Date(), machine, ...fields }, null, 2) + '\n');
+  writeFileSync(file, `${JSON.stringify({ finishedAt: new Date(), machine, ...fields }, null, 2)}\n`);
   console.log(`\nresults: ${resolve(file)}${ledgerMismatch ? '\nLEDGER MISMATCH: see the FAIL rows above' : ''}`);
 }

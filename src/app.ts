@@ -3,9 +3,9 @@ import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { NonEmptyArray } from 'type-graphql';
 import { AppError } from './errors.js';
 import { registerGraphqlDoors } from './graphql/doors.js';
+import type { ResolverClasses } from './graphql/schema.js';
 import { trustFunction } from './net/client-address.js';
 import { toErrorResponse, writeClientError } from './http/error-body.js';
 import { registerDraining } from './http/draining.js';
@@ -21,7 +21,7 @@ export interface AppDeps {
   services: Services;
   orm: MikroORM;
   /** The GraphQL door's resolvers (the composition root's list). */
-  resolvers: NonEmptyArray<Function>;
+  resolvers: ResolverClasses;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;

@@ -61,7 +61,7 @@ function localPepper(dataDir: string): string {
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dataDir, { recursive: true });
   const pepper = randomBytes(32).toString('base64url');
-  writeFileSync(file, pepper + '\n', { mode: 0o600, flag: 'wx' });
+  writeFileSync(file, `${pepper}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   return pepper;
 }

@@ -61,7 +61,7 @@ function parseSummary(r: ParseBody): string {
 
 async function parse(c: Connection, url: string, o: { mode?: string; quality?: string }, asJson: boolean): Promise<void> {
   const body = await json<ParseBody>(await call(c, 'POST', '/api/parse', { body: { url, mode: o.mode, quality: o.quality } }));
-  process.stdout.write(asJson ? JSON.stringify(body) + '\n' : parseSummary(body) + '\n');
+  process.stdout.write(asJson ? `${JSON.stringify(body)}\n` : `${parseSummary(body)}\n`);
 }
 
 // ---- transcribe -------------------------------------------------------------------------------
@@ -177,14 +177,14 @@ async function transcribe(
   const format = formatFor(o.format, o.out);
   const text =
     format === 'json'
-      ? JSON.stringify(transcription, null, 2) + '\n'
+      ? `${JSON.stringify(transcription, null, 2)}\n`
       : await (await call(c, 'GET', `/api/transcriptions/${encodeURIComponent(String(transcription.id))}.${format}`)).text();
   if (o.out) {
     await writeFile(o.out, text);
-    process.stdout.write(asJson ? JSON.stringify(transcription) + '\n' : `wrote ${o.out}\n`);
+    process.stdout.write(asJson ? `${JSON.stringify(transcription)}\n` : `wrote ${o.out}\n`);
   } else if (asJson) {
     // As GraphQL's Transcription: the subtitles as a field beside the transcript.
-    process.stdout.write(JSON.stringify(format === 'json' ? transcription : { ...transcription, [format]: text }) + '\n');
+    process.stdout.write(`${JSON.stringify(format === 'json' ? transcription : { ...transcription, [format]: text })}\n`);
   } else {
     process.stdout.write(text);
   }
@@ -201,7 +201,7 @@ async function exit(code: number): Promise<never> {
 function report(err: unknown, asJson: boolean): Promise<never> {
   const e = err instanceof ClientError ? err : new ClientError('CLIENT_ERROR', err instanceof Error ? err.message : String(err));
   process.stderr.write(`error ${e.code}: ${e.message}\n`);
-  if (asJson) process.stdout.write(JSON.stringify(e.body) + '\n');
+  if (asJson) process.stdout.write(`${JSON.stringify(e.body)}\n`);
   return exit(e.exitCode);
 }
 

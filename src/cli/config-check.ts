@@ -50,7 +50,7 @@ export async function configCheck(json: boolean, env: NodeJS.ProcessEnv = proces
   };
   const text = json ? JSON.stringify(report) : human(report, reading.problems);
   // Masking is by variable; this second pass catches a secret echoed anywhere else (an error message).
-  process.stdout.write(scrub(text, secretValues(env)) + '\n');
+  process.stdout.write(`${scrub(text, secretValues(env))}\n`);
   return report.ok ? 0 : 1;
 }
 

@@ -61,7 +61,7 @@ export async function call(
   opts: { body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<Response> {
   // A Location header is a path on the gateway; resolve it as a browser would.
-  const url = /^https?:\/\//i.test(path) ? path : path.startsWith('/') ? new URL(path, c.api + '/').toString() : `${c.api}/${path}`;
+  const url = /^https?:\/\//i.test(path) ? path : path.startsWith('/') ? new URL(path, `${c.api}/`).toString() : `${c.api}/${path}`;
   let res: Response;
   try {
     res = await fetch(url, {

@@ -48,10 +48,10 @@ async function withServices<T>(fn: (s: Services, config: Config) => Promise<T>):
 
 function print(out: unknown): void {
   if (program.opts().json) {
-    process.stdout.write(JSON.stringify(out) + '\n');
+    process.stdout.write(`${JSON.stringify(out)}\n`);
     return;
   }
-  process.stdout.write(human(out) + '\n');
+  process.stdout.write(`${human(out)}\n`);
 }
 
 function human(out: unknown, indent = ''): string {
@@ -61,7 +61,7 @@ function human(out: unknown, indent = ''): string {
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) =>
         v && typeof v === 'object' && !(v instanceof Date)
-          ? `${indent}${k}:\n${human(v, indent + '  ')}`
+          ? `${indent}${k}:\n${human(v, `${indent}  `)}`
           : `${indent}${k}: ${v instanceof Date ? v.toISOString() : v}`,
       )
       .join('\n');
@@ -227,7 +227,7 @@ program.parseAsync(process.argv).catch((err: unknown) => {
   let details: unknown;
   if (err instanceof AppError) ({ code, message, details } = err);
   else if (err instanceof ConfigError) code = 'INVALID_CONFIGURATION';
-  if (json) process.stdout.write(JSON.stringify({ error: { code, message, ...(details ? { details } : {}) } }) + '\n');
+  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message, ...(details ? { details } : {}) } })}\n`);
   else process.stderr.write(`mediagate: ${message}${details ? `\n${JSON.stringify(details, null, 2)}` : ''}\n`);
   process.exit(err instanceof AppError ? 1 : 2);
 });

@@ -118,7 +118,7 @@ const clientUrl = (host: string, port: number, password: string) =>
 function ensurePassword(dataDir: string): string {
   const file = passwordFile(dataDir);
   try {
-    writeFileSync(file, randomBytes(32).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }

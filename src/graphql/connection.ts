@@ -1,4 +1,4 @@
-import { ClassType, Field, ObjectType } from 'type-graphql';
+import { type ClassType, Field, ObjectType } from 'type-graphql';
 import type { PageInfo as PageInfoShape } from '../modules/paging.js';
 import { InheritsScope } from './scopes.js';
 

@@ -15,8 +15,7 @@ import { compilingExecutor, interpretingExecutor } from './jit-executor.js';
 import { landingPage } from './landing-page.js';
 import { operationLimits } from './limits.js';
 import { loadBuiltManifest, loadManifestFile, TrustedDocuments } from './persisted-documents.js';
-import type { NonEmptyArray } from 'type-graphql';
-import { buildGraphqlSchema } from './schema.js';
+import { buildGraphqlSchema, type ResolverClasses } from './schema.js';
 import { registerSubscriptions } from './websocket.js';
 
 /** The account area's own manifest, written by `npm run build` beside the page (ui/build.mjs). */
@@ -40,7 +39,7 @@ export async function registerGraphqlDoors(
     resolvers,
     limits,
     trustProxy,
-  }: { services: Services; resolvers: NonEmptyArray<Function>; limits: RateLimits; trustProxy: TrustFunction },
+  }: { services: Services; resolvers: ResolverClasses; limits: RateLimits; trustProxy: TrustFunction },
 ): Promise<void> {
   const { config, log } = services;
   const schema = await buildGraphqlSchema(resolvers);

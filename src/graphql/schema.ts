@@ -1,5 +1,8 @@
 import { createPubSub } from '@graphql-yoga/subscription';
-import { buildSchema, type NonEmptyArray } from 'type-graphql';
+import { type BuildSchemaOptions, buildSchema } from 'type-graphql';
+
+/** The resolver classes the schema is built from, as type-graphql's buildSchema takes them. */
+export type ResolverClasses = BuildSchemaOptions['resolvers'];
 import type { GraphQLSchema } from 'graphql';
 import { resolveParse } from './parse/parse.resolver.js';
 import { enforceScopes } from './scopes.js';
@@ -37,7 +40,7 @@ function describeRoots(schema: GraphQLSchema): GraphQLSchema {
 }
 
 /** The executable schema of these resolvers (built once per process: type-graphql's metadata is global). */
-export function buildGraphqlSchema(resolvers: NonEmptyArray<Function>): Promise<GraphQLSchema> {
+export function buildGraphqlSchema(resolvers: ResolverClasses): Promise<GraphQLSchema> {
   cached ??= buildSchema({
     resolvers,
     // Inputs are validated by the services, identically for both doors.

@@ -161,7 +161,7 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
     const acc = await c.account(5);
     c.stallProvider = true;
     const client = createClient({
-      url: c.b.replace('http', 'ws') + '/graphql',
+      url: `${c.b.replace('http', 'ws')}/graphql`,
       webSocketImpl: WebSocket,
       connectionParams: { Authorization: `Bearer ${acc.key}` },
       retryAttempts: 0,

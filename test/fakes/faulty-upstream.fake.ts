@@ -32,7 +32,7 @@ export function misbehave(
     case 'trickle': {
       req.resume();
       res.writeHead(200, { 'content-type': contentType });
-      const text = contentType.includes('html') ? '<html><head><title>' + 'slow '.repeat(10_000) : '{"text": "' + 'slow '.repeat(10_000);
+      const text = contentType.includes('html') ? `<html><head><title>${'slow '.repeat(10_000)}` : `{"text": "${'slow '.repeat(10_000)}`;
       let i = 0;
       const timer = setInterval(() => {
         if (res.destroyed || i >= text.length) return clearInterval(timer);

@@ -183,7 +183,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
   });
 
   it('a bad key: exit 1 and error UNAUTHENTICATED; no key: exit 2', async () => {
-    const bad = 'mg_live_000000000000_' + 'x'.repeat(38);
+    const bad = `mg_live_000000000000_${'x'.repeat(38)}`;
     const r = await cli(['parse', `${site.origin}/watch`], { key: bad });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error UNAUTHENTICATED: /);

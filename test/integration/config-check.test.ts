@@ -239,8 +239,8 @@ describe('mediagate config check', () => {
 
     const human = await mediagate(['config', 'check'], env);
     expect(human.code).toBe(1);
-    expect(human.stdout).toMatch(/^problem  cobalt: .*connection refused$/m);
-    expect(human.stdout).toMatch(/^problem  yt-dlp: not found/m);
+    expect(human.stdout).toMatch(/^problem {2}cobalt: .*connection refused$/m);
+    expect(human.stdout).toMatch(/^problem {2}yt-dlp: not found/m);
     expect(human.stdout).toMatch(/^ok {7}openai: /m);
     expect(human.stdout.trim().split('\n').at(-1)).toBe('2 problems');
   });

@@ -363,6 +363,7 @@ describe('GET /api/credit-history.csv', () => {
       spy.mockRestore();
     }
     // A failure before the first byte is an ordinary error body.
+    // biome-ignore lint/correctness/useYield: a generator that fails before its first batch
     const before = jest.spyOn(CreditHistoryRepository.prototype, 'batches').mockImplementation(async function* () {
       throw new Error('connection refused');
     });

@@ -69,7 +69,7 @@ describe.each(TEST_DATABASES)('Apollo Server at /graphql (%s database)', (databa
 
     it('refuses a text that is not its hash’s, and registers nothing that cannot run', async () => {
       const query = fresh();
-      const wrong = await post(h, key, { query, extensions: persisted(sha256(query + ' ')) });
+      const wrong = await post(h, key, { query, extensions: persisted(sha256(`${query} `)) });
       expect([wrong.statusCode, wrong.json().errors[0]]).toEqual([
         400,
         { message: 'provided sha does not match query', extensions: { code: 'INVALID_INPUT' } },

@@ -57,7 +57,7 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
     };
   const wsClient = (key: string): WsClient =>
     createClient({
-      url: h.url.replace('http', 'ws') + '/graphql',
+      url: `${h.url.replace('http', 'ws')}/graphql`,
       webSocketImpl: WebSocket,
       connectionParams: { authorization: `Bearer ${key}` },
       retryAttempts: 0,

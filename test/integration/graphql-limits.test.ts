@@ -43,7 +43,7 @@ describe('GraphQL operation limits', () => {
     expect(parsed.statusCode).toBe(200);
     jobId = parsed.json().id;
     ws = createClient({
-      url: h.url.replace('http', 'ws') + '/graphql',
+      url: `${h.url.replace('http', 'ws')}/graphql`,
       webSocketImpl: WebSocket,
       connectionParams: { authorization: `Bearer ${key}` },
       retryAttempts: 0,

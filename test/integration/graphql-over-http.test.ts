@@ -137,7 +137,7 @@ describe('GraphQL over HTTP', () => {
     try {
       const { key: prodKey } = await prod.account();
       const ws = createClient({
-        url: prod.url.replace('http', 'ws') + '/graphql',
+        url: `${prod.url.replace('http', 'ws')}/graphql`,
         webSocketImpl: WebSocket,
         connectionParams: { authorization: `Bearer ${prodKey}` },
         retryAttempts: 0,

@@ -45,7 +45,7 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
   const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
   const ws = (key: string): Client =>
     createClient({
-      url: h.url.replace('http', 'ws') + '/graphql',
+      url: `${h.url.replace('http', 'ws')}/graphql`,
       webSocketImpl: WebSocket,
       connectionParams: bearer(key),
       retryAttempts: 0,
@@ -115,7 +115,7 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
       expect((await post(bearer(key), { query: JOBS, variables: { n: 2 } })).json()).toEqual({ data: { jobs: { edges: [] } } });
       for (const body of [
         { query: '{ me { id } }' },
-        { query: JOBS + ' ' },
+        { query: `${JOBS} ` },
         { extensions: persisted(sha256('{ me { id } }')) },
         { query: 'mutation { parse(input: { url: "https://example.com/" }) { id } }' },
       ]) {

@@ -44,7 +44,7 @@ async function secondInstance(h: Harness): Promise<{ url: string; close(): Promi
 /** Subscribes to jobUpdated over graphql-ws; `pushes` fills as they come, `ended` settles with the subscription. */
 function subscribe(h: Harness, key: string, id: string) {
   const client = createClient({
-    url: h.url.replace('http', 'ws') + '/graphql',
+    url: `${h.url.replace('http', 'ws')}/graphql`,
     webSocketImpl: WebSocket,
     connectionParams: { authorization: `Bearer ${key}` },
     retryAttempts: 0,

@@ -238,7 +238,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       )
     ).data.startTranscription.id;
     const client = createClient({
-      url: h.url.replace('http', 'ws') + '/graphql',
+      url: `${h.url.replace('http', 'ws')}/graphql`,
       webSocketImpl: WebSocket,
       connectionParams: { authorization: `Bearer ${key}` },
       retryAttempts: 0,
@@ -257,7 +257,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       // Someone else's job, or no key: the subscription fails with the contract's codes.
       const stranger = await h.account();
       const strangerClient = createClient({
-        url: h.url.replace('http', 'ws') + '/graphql',
+        url: `${h.url.replace('http', 'ws')}/graphql`,
         webSocketImpl: WebSocket,
         connectionParams: { authorization: `Bearer ${stranger.key}` },
         retryAttempts: 0,

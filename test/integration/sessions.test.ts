@@ -213,7 +213,7 @@ describe('account area sessions (login links)', () => {
     }
     const codes = async (connectionParams: Record<string, string>) => {
       const client = createClient({
-        url: h.url.replace('http', 'ws') + '/graphql',
+        url: `${h.url.replace('http', 'ws')}/graphql`,
         webSocketImpl: BrowserSocket,
         connectionParams,
         retryAttempts: 0,

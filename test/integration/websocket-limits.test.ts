@@ -11,7 +11,7 @@ import { waitFor } from '../support/wait-for.js';
 const UNKNOWN_JOB = '00000000-0000-4000-8000-000000000000';
 const ONLY_SUBSCRIPTIONS = 'Only subscriptions are served over WebSocket; send queries and mutations over HTTP POST /graphql.';
 
-const wsUrl = (h: Harness) => h.url.replace('http', 'ws') + '/graphql';
+const wsUrl = (h: Harness) => `${h.url.replace('http', 'ws')}/graphql`;
 
 type Refused = { status: number; headers: IncomingHttpHeaders; body: any };
 
@@ -296,7 +296,7 @@ describe('the WebSocket door’s rate limits, shared with HTTP', () => {
       expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 3, windowSeconds: 60 } });
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
-      expect(refused.headers['ratelimit']).toMatch(/^limit=3, remaining=0, reset=\d+$/);
+      expect(refused.headers.ratelimit).toMatch(/^limit=3, remaining=0, reset=\d+$/);
       expect(refused.headers['ratelimit-policy']).toBe('3;w=60');
       expect(refused.headers['sec-websocket-accept']).toBeUndefined();
       // And HTTP after it: the same bucket.

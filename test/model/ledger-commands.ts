@@ -150,7 +150,7 @@ async function cancelJob(w: World, op: Op, key: KeyModel, waitRunning: boolean, 
   if (waitRunning) {
     for (let i = 0; i < 60; i++) {
       const job = await w.job(key.secret, op.jobId!);
-      if (!job || job.status !== 'QUEUED') break;
+      if (job?.status !== 'QUEUED') break;
       await sleep(50);
     }
   }

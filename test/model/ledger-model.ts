@@ -231,7 +231,7 @@ function fail(w: World, op: Op, answer: Answer, why: string): never {
  * charges nothing. Where requests overlap the model allows each outcome the overlap could explain
  * and lets the ledger checks (exact sums) decide whether it was paid for correctly.
  */
-export function judge(m: LedgerModel, w: World, acc: AccountModel, op: Op, b: Before, answer: Answer): void {
+export function judge(_m: LedgerModel, w: World, acc: AccountModel, op: Op, b: Before, answer: Answer): void {
   w.count(w.stats.outcomes, answer.kind === 'error' ? answer.code : answer.kind);
   if (answer.kind === 'lost') {
     if (!b.crashArmed) fail(w, op, answer, 'the gateway stopped answering although no failpoint was armed');
@@ -242,8 +242,14 @@ export function judge(m: LedgerModel, w: World, acc: AccountModel, op: Op, b: Be
     if (answer.kind !== 'error' || answer.code !== code) fail(w, op, answer, `expected ${code}`);
     op.state = 'none';
   };
-  if (!b.keyLive) return expectError('UNAUTHENTICATED');
-  if (!b.member) return expectError('MEMBERSHIP_REQUIRED');
+  if (!b.keyLive) {
+    expectError('UNAUTHENTICATED');
+    return;
+  }
+  if (!b.member) {
+    expectError('MEMBERSHIP_REQUIRED');
+    return;
+  }
   if (b.prior) {
     const p = b.prior;
     if (answer.kind !== 'ok' || answer.jobId !== p.jobId || answer.charged !== p.charged || answer.balance !== p.balanceAfter) {

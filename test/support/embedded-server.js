@@ -110,7 +110,7 @@ async function prepare() {
 
 const control = createServer((socket) => {
   socket.on('error', () => socket.destroy());
-  const send = (message) => socket.writable && socket.write(JSON.stringify(message) + '\n');
+  const send = (message) => socket.writable && socket.write(`${JSON.stringify(message)}\n`);
   if (lease) {
     send({ busy: true });
     socket.end();
@@ -139,7 +139,7 @@ const control = createServer((socket) => {
   });
 });
 control.listen(0, '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ port: control.address().port }) + '\n');
+  process.stdout.write(`${JSON.stringify({ port: control.address().port })}\n`);
 });
 
 // Ends with the jest run that started it, however that run ends.

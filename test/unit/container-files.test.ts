@@ -374,12 +374,12 @@ describe('container files', () => {
   it.each([
     [
       'one stage',
-      (d: string) => 'FROM node:24-bookworm-slim' + d.split(/^FROM node:24-bookworm-slim AS runtime$/m)[1],
+      (d: string) => `FROM node:24-bookworm-slim${d.split(/^FROM node:24-bookworm-slim AS runtime$/m)[1]}`,
       'fewer than two stages',
     ],
     ['root user', (d: string) => swap(d, /^USER node$/m, 'USER root'), 'runs as root'],
     ['no user', (d: string) => swap(d, /^USER node$/m, ''), 'runs as root'],
-    ['USER after start', (d: string) => swap(d, /^USER node$/m, '') + '\nUSER node\n', 'USER comes after'],
+    ['USER after start', (d: string) => `${swap(d, /^USER node$/m, '')}\nUSER node\n`, 'USER comes after'],
     ['runs the sources', (d: string) => swap(d, '"dist/cli/main.js"', '"bin/mediagate.js"'), 'ENTRYPOINT'],
     ['default heap', (d: string) => swap(d, '"--heap-growing-percent=30", ', ''), 'ENTRYPOINT'],
     ['no serve', (d: string) => swap(d, 'CMD ["serve"]', 'CMD ["worker"]'), 'CMD'],
@@ -455,7 +455,7 @@ describe('container files', () => {
     ['the load balancer on another port', (c: string) => swap(c, '"4000:80"', '"8080:80"'), "does not publish PUBLIC_URL's port (4000)"],
     [
       'the load balancer not waiting',
-      (c: string) => swap(c, /(\n  lb:[\s\S]*?)\n    depends_on:\n      gateway:\n        condition: service_healthy\n/, '$1\n'),
+      (c: string) => swap(c, /(\n {2}lb:[\s\S]*?)\n {4}depends_on:\n {6}gateway:\n {8}condition: service_healthy\n/, '$1\n'),
       'does not wait for the gateway',
     ],
     ['no trusted proxy', (c: string) => swap(c, /^\s+TRUST_PROXY: "1"$/m, ''), 'TRUST_PROXY'],

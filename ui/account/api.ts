@@ -49,7 +49,7 @@ async function answer<T>(res: Response): Promise<T> {
   if (!res.ok) {
     const error = body?.error ?? body?.errors?.[0];
     throw new ApiError(
-      error?.code ?? error?.extensions?.code ?? 'HTTP_' + res.status,
+      error?.code ?? error?.extensions?.code ?? `HTTP_${res.status}`,
       error?.message ?? `The gateway answered ${res.status}.`,
     );
   }

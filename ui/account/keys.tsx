@@ -146,6 +146,7 @@ export function KeysSection() {
                   {k.revokedAt ? (
                     <>Revoked {when(k.revokedAt)}</>
                   ) : confirming === k.id ? (
+                    // biome-ignore lint/a11y/useSemanticElements: an inline question in a table cell, where a fieldset's box would break the row
                     <span class="confirm" role="group" aria-label={`Revoke ${k.name}?`}>
                       Revoke “{k.name}”? Calls with it will fail at once.{' '}
                       <button type="button" class="danger" ref={confirmButton} onClick={() => void revoke(k.id)}>

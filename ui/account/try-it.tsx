@@ -13,7 +13,7 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
   const [transcript, setTranscript] = useState<Transcription | null>(null);
   const [busy, setBusy] = useState<'parse' | 'transcribe' | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const result = useRef<HTMLDivElement>(null);
+  const result = useRef<HTMLElement>(null);
   const alert = useRef<HTMLParagraphElement>(null);
 
   const run = async (which: 'parse' | 'transcribe', work: () => Promise<void>) => {
@@ -120,7 +120,7 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
         </p>
       )}
       {parsed && (
-        <div class="result" tabIndex={-1} ref={result} data-testid="parse-result" aria-label="Parse result">
+        <section class="result" tabIndex={-1} ref={result} data-testid="parse-result" aria-label="Parse result">
           <h3>{parsed.metadata.title ?? 'Result'}</h3>
           {parsed.cover && <img src={parsed.cover.url} alt={`Cover of ${parsed.metadata.title ?? 'the media'}`} class="cover" />}
           <dl class="facts">
@@ -150,10 +150,10 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
               {credits(parsed.credits.charged)}; {credits(parsed.credits.balance)} left
             </dd>
           </dl>
-        </div>
+        </section>
       )}
       {transcript && (
-        <div class="result" tabIndex={-1} ref={result} data-testid="transcript-result" aria-label="Transcript">
+        <section class="result" tabIndex={-1} ref={result} data-testid="transcript-result" aria-label="Transcript">
           <h3>Transcript{transcript.language ? ` (${transcript.language})` : ''}</h3>
           <p class="transcript">{transcript.text || '(no speech)'}</p>
           <div class="row">
@@ -174,7 +174,7 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
           <p>
             Charged {credits(transcript.credits.charged)}; {credits(transcript.credits.balance)} left.
           </p>
-        </div>
+        </section>
       )}
     </section>
   );

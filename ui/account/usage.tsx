@@ -3,7 +3,6 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { USAGE, download, gql, messageOf, type UsageBucket } from './api.js';
 import { CreditHistory } from './history.js';
-import { when } from './format.js';
 
 const DAY_MS = 86_400_000;
 const OPERATIONS = ['PARSE', 'TRANSCRIBE'] as const;

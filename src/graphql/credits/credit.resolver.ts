@@ -9,7 +9,7 @@ import type { UsageDimension, UsageGrouping } from '../../modules/credits/credit
 import { UsageBucketType, UsageDimensionEnum, UsageGroupingEnum } from './usage.graphql.js';
 import type { CreditEntry, CreditEntryKind } from '../../modules/credits/credit-entry.entity.js';
 import { CreditEntryConnection, CreditEntryKindEnum, CreditEntryType } from './credit.graphql.js';
-import { CreditHistoryRowConnection, CreditHistoryRowType } from './task-history.graphql.js';
+import { CreditHistoryRowConnection, type CreditHistoryRowType } from './task-history.graphql.js';
 
 @ArgsType()
 class CreditHistoryArgs {

@@ -114,7 +114,7 @@ export class ApiKeyService {
     const problems: Record<string, string> = {};
     const cleanName = (name ?? 'default').trim();
     if (!cleanName || cleanName.length > 100) problems.name = 'must be 1 to 100 characters';
-    const wanted = scopes && scopes.length ? [...new Set(scopes)] : [...API_KEY_SCOPES];
+    const wanted = scopes?.length ? [...new Set(scopes)] : [...API_KEY_SCOPES];
     const unknown = wanted.filter((s) => !(API_KEY_SCOPES as readonly string[]).includes(s));
     if (unknown.length) problems.scopes = `unknown scope(s) ${unknown.join(', ')}; allowed: ${API_KEY_SCOPES.join(', ')}`;
     if (Object.keys(problems).length) throw new AppError('INVALID_INPUT', 'The key is not valid.', problems);

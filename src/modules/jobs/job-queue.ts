@@ -70,7 +70,7 @@ export class JobQueue {
    * back (a stopping worker past its grace period: the row is QUEUED again, its hold intact) is sent
    * again, for another worker.
    */
-  async work(handler: (jobId: string) => Promise<QueuedRun | void>, concurrency = 2): Promise<void> {
+  async work(handler: (jobId: string) => Promise<QueuedRun | undefined>, concurrency = 2): Promise<void> {
     await this.boss.work<{ jobId: string }>(
       QUEUE,
       { batchSize: 1, pollingIntervalSeconds: 1, localConcurrency: concurrency },

@@ -85,7 +85,7 @@ export class CobaltParseProvider implements ParseProvider {
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     let res: Response;
     try {
-      res = await fetch(this.options.apiUrl.replace(/\/+$/, '') + '/', {
+      res = await fetch(`${this.options.apiUrl.replace(/\/+$/, '')}/`, {
         method: 'POST',
         headers: {
           accept: 'application/json',

@@ -67,7 +67,10 @@ function indexById(datas: unknown[]): Map<string, Json> {
   const index = new Map<string, Json>();
   const visit = (node: unknown, depth: number): void => {
     if (depth > MAX_DEPTH || node === null || typeof node !== 'object') return;
-    if (Array.isArray(node)) return node.forEach((n) => visit(n, depth + 1));
+    if (Array.isArray(node)) {
+      for (const n of node) visit(n, depth + 1);
+      return;
+    }
     const o = node as Json;
     if (typeof o['@id'] === 'string' && o['@type'] !== undefined && !index.has(o['@id'])) index.set(o['@id'], o);
     for (const value of Object.values(o)) visit(value, depth + 1);
@@ -139,6 +142,7 @@ function parseBlock(text: string): unknown {
     return JSON.parse(cleaned);
   } catch {
     // Unescaped newlines and tabs inside strings are invalid JSON but harmless to blank out.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this removes
     return JSON.parse(cleaned.replace(/[\u0000-\u001f]+/g, ' '));
   }
 }
@@ -161,7 +165,10 @@ export function extractJsonLd(page: HtmlPage): JsonLdResult {
   const seenPictures = new Set<string>();
   const walk = (node: unknown, key: string | null, depth: number, inherited: Inherited): void => {
     if (depth > MAX_DEPTH || node === null || typeof node !== 'object') return;
-    if (Array.isArray(node)) return node.forEach((n) => walk(n, key, depth + 1, inherited));
+    if (Array.isArray(node)) {
+      for (const n of node) walk(n, key, depth + 1, inherited);
+      return;
+    }
     let o = node as Json;
     // A post's content is often named by reference ({"@id": …}) to a node elsewhere in the graph.
     if (key !== null && REFERENCE_KEYS.has(key) && typeof o['@id'] === 'string' && o['@type'] === undefined) {

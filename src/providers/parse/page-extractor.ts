@@ -60,7 +60,7 @@ interface Candidate {
 /** The absolute http(s) form of a URL written on the page, or null (javascript:, data:, garbage). */
 function resolver(base: string): (raw: string | null | undefined) => string | null {
   return (raw) => {
-    if (!raw || !raw.trim()) return null;
+    if (!raw?.trim()) return null;
     try {
       const url = new URL(raw.trim(), base);
       return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;

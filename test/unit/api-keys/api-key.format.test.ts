@@ -12,7 +12,7 @@ describe('API key format', () => {
     const { key } = generateKey();
     const flipped = key.slice(0, 20) + (key[20] === 'a' ? 'b' : 'a') + key.slice(21);
     expect(parseKey(flipped)).toBeNull();
-    expect(parseKey(key + 'x')).toBeNull();
+    expect(parseKey(`${key}x`)).toBeNull();
     expect(parseKey(key.replace('mg_live_', 'mg_test_'))).toBeNull();
     expect(parseKey('')).toBeNull();
   });

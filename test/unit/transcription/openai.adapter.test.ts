@@ -102,16 +102,16 @@ describe('OpenAiTranscriptionProvider', () => {
       status: 200,
       body: {
         language: 'german',
-        duration: 3.14159,
+        duration: 3.14259,
         text: '  Hallo Welt.  ',
-        segments: [{ id: 0, start: 0.12345, end: 3.14159, text: '  Hallo Welt.  ' }],
+        segments: [{ id: 0, start: 0.12345, end: 3.14259, text: '  Hallo Welt.  ' }],
       },
     });
     expect(await provider().transcribe(request())).toEqual({
       language: 'de',
-      durationSeconds: 3.142,
+      durationSeconds: 3.143,
       text: 'Hallo Welt.',
-      segments: [{ index: 1, start: 0.123, end: 3.142, text: 'Hallo Welt.', speaker: null }],
+      segments: [{ index: 1, start: 0.123, end: 3.143, text: 'Hallo Welt.', speaker: null }],
     });
   });
 
