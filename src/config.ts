@@ -44,71 +44,154 @@ const proxyTrust = z.string().transform((text, ctx): number | string[] => {
   return entries;
 });
 
-/** Every environment variable the service reads, with its default. One line of doc each in README. */
+/**
+ * Every environment variable the service reads: its rules, its default, and what it does in an
+ * operator's words (`.describe`, or `.meta` with `unset` saying what happens without one);
+ * docs/configuration.md is generated from it by `npm run schema:write`.
+ */
 const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  /** PostgreSQL connection string; unset: embedded PGlite in MEDIAGATE_DATA_DIR. */
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'])
+    .default('development')
+    .describe('`production` requires `API_KEY_PEPPER` and turns introspection and the GraphQL landing page off.'),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
-    .optional(),
-  /** A read replica of DATABASE_URL for analysts' reads (credit history, usage, the CSV export, account lists); unset: the primary. */
+    .optional()
+    .meta({
+      description: 'PostgreSQL connection string (`postgresql://user:pass@host:5432/db`).',
+      unset: 'an embedded PostgreSQL (PGlite) in `MEDIAGATE_DATA_DIR`',
+    }),
   DATABASE_READ_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
-    .optional(),
-  MEDIAGATE_DATA_DIR: z.string().min(1).default('./.mediagate'),
-  /** Connections of the ledger's and key lookups' own pool on PostgreSQL (default 10); the embedded database uses 1. */
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).optional(),
-  /** While a batch of holds or captures is written, those arriving within this many milliseconds share the next statement; 0: one statement each. */
-  LEDGER_BATCH_WINDOW_MS: z.coerce.number().min(0).max(50).default(1),
-  /** How long a looked-up API key is trusted before it is read again (changes clear it at once through notifications); 0: no cache. */
-  API_KEY_CACHE_SECONDS: z.coerce.number().min(0).max(3600).default(30),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Server secret for hashing API keys (≥ 32 characters). */
-  API_KEY_PEPPER: z.string().min(32, 'must be at least 32 characters').optional(),
-  PARSE_PROVIDERS: list(PARSE_PROVIDER_NAMES).default(['builtin']),
-  TRANSCRIBE_PROVIDERS: list(TRANSCRIBE_PROVIDER_NAMES).optional(),
-  /** A self-hosted cobalt instance's root (where it answers POST /), and its key if it requires one. */
-  COBALT_API_URL: url.optional(),
-  COBALT_API_KEY: z.string().min(1).optional(),
-  OPENAI_BASE_URL: url.default('https://api.openai.com/v1'),
-  OPENAI_API_KEY: z.string().min(1).optional(),
-  OPENAI_TRANSCRIBE_MODEL: z.string().min(1).default('whisper-1'),
-  /** Deepgram: key, API origin (the adapter adds /v1/listen) and model. */
-  DEEPGRAM_API_KEY: z.string().min(1).optional(),
-  DEEPGRAM_BASE_URL: url.default('https://api.deepgram.com'),
-  DEEPGRAM_MODEL: z.string().min(1).default('nova-3'),
-  /** AssemblyAI: key and API origin (the adapter adds /v2/...). */
-  ASSEMBLYAI_API_KEY: z.string().min(1).optional(),
-  ASSEMBLYAI_BASE_URL: url.default('https://api.assemblyai.com'),
-  ASSEMBLYAI_POLL_SECONDS: z.coerce.number().positive().max(60).default(3),
-  /** Largest audio upload an OpenAI-compatible server accepts (OpenAI: 25 MB). */
+    .optional()
+    .meta({
+      description:
+        "A streaming replica of `DATABASE_URL` for analysts' reads: credit history (GraphQL and the CSV export), usage, account lists. Everything that spends or reads its own writes (holds, jobs, keys, balances, an account list's balances too) stays on the primary. A lagging replica shows history as of its replay point; a replica that is down answers those reads `503`.",
+      unset: 'the primary',
+    }),
+  MEDIAGATE_DATA_DIR: z
+    .string()
+    .min(1)
+    .default('./.mediagate')
+    .describe('Where the embedded database, its generated password and the generated development pepper live.'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).optional().meta({
+    description: "Connections of the pool the ledger and key lookups use (named prepared statements), beside the ORM's own.",
+    unset: '10 on PostgreSQL, 1 on the embedded database',
+  }),
+  LEDGER_BATCH_WINDOW_MS: z.coerce
+    .number()
+    .min(0)
+    .max(50)
+    .default(1)
+    .describe(
+      'While a batch of holds (or captures) is being written, the ones that arrive within this many milliseconds share the next statement, each request keeping its own answer; one that finds nothing in flight goes at once. `0`: one statement per hold and per capture.',
+    ),
+  API_KEY_CACHE_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .max(3600)
+    .default(30)
+    .describe(
+      "How long a looked-up API key is reused; a change to the key, its account's roles or membership clears it at once on every instance (database notifications), and a revoked key can never hold credits. `0`: no cache.",
+    ),
+  HOST: z.string().min(1).default('0.0.0.0').describe('The address to listen on.'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000).describe('The port to listen on.'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.'),
+  API_KEY_PEPPER: z.string().min(32, 'must be at least 32 characters').optional().meta({
+    description:
+      'The server secret (at least 32 characters) API keys are hashed with, and the webhook signing secrets encrypted with. Required in production.',
+    unset: 'generated once in `MEDIAGATE_DATA_DIR` outside production',
+  }),
+  PARSE_PROVIDERS: list(PARSE_PROVIDER_NAMES)
+    .default(['builtin'])
+    .describe('Parse providers in failover order: `builtin`, `cobalt`, `ytdlp`.'),
+  TRANSCRIBE_PROVIDERS: list(TRANSCRIBE_PROVIDER_NAMES).optional().meta({
+    description: 'Transcription providers in failover order: `openai`, `deepgram`, `assemblyai`, `local`.',
+    unset:
+      'the configured ones (`openai` when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set, `deepgram` and `assemblyai` when their keys are), else `local` when PocketSphinx is installed',
+  }),
+  COBALT_API_URL: url.optional().meta({
+    description: "A self-hosted cobalt instance's root, where it answers `POST /` (required when `PARSE_PROVIDERS` names `cobalt`).",
+    unset: 'no cobalt',
+  }),
+  COBALT_API_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "The cobalt instance's API key, if it requires one.", unset: 'none sent' }),
+  OPENAI_BASE_URL: url
+    .default('https://api.openai.com/v1')
+    .describe('Any OpenAI-compatible transcription server, including `/v1` (OpenAI, Groq, speaches, LocalAI, a whisper.cpp server).'),
+  OPENAI_API_KEY: z.string().min(1).optional().meta({ description: "The OpenAI-compatible server's key.", unset: 'none sent' }),
+  OPENAI_TRANSCRIBE_MODEL: z.string().min(1).default('whisper-1').describe('The model the OpenAI-compatible server is asked for.'),
+  DEEPGRAM_API_KEY: z.string().min(1).optional().meta({
+    description:
+      "Deepgram's key (required when `TRANSCRIBE_PROVIDERS` names `deepgram`); the gateway uploads the prepared audio, and speakers are labelled.",
+    unset: 'no Deepgram',
+  }),
+  DEEPGRAM_BASE_URL: url.default('https://api.deepgram.com').describe("Deepgram's API origin; the adapter adds `/v1/listen`."),
+  DEEPGRAM_MODEL: z.string().min(1).default('nova-3').describe('The Deepgram model.'),
+  ASSEMBLYAI_API_KEY: z.string().min(1).optional().meta({
+    description:
+      "AssemblyAI's key (required when `TRANSCRIBE_PROVIDERS` names `assemblyai`): the audio is uploaded, then the transcript polled.",
+    unset: 'no AssemblyAI',
+  }),
+  ASSEMBLYAI_BASE_URL: url.default('https://api.assemblyai.com').describe("AssemblyAI's API origin; the adapter adds `/v2/...`."),
+  ASSEMBLYAI_POLL_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(60)
+    .default(3)
+    .describe('How often an AssemblyAI transcript is polled, in seconds.'),
   OPENAI_MAX_UPLOAD_BYTES: z.coerce
     .number()
     .int()
     .positive()
-    .default(25 * 1024 * 1024),
-  /** Audio longer than this is cut at pauses into pieces transcribed in parallel, OPENAI_CONCURRENCY at a time. */
+    .default(25 * 1024 * 1024)
+    .describe("The OpenAI-compatible server's upload cap (OpenAI: 25 MB); pieces are cut small enough to stay under it."),
   OPENAI_PIECE_SECONDS: z.coerce
     .number()
     .int()
     .min(30)
     .max(24 * 3600)
-    .default(600),
-  OPENAI_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
-  PARSE_TIMEOUT_SECONDS: seconds(60),
-  TRANSCRIBE_TIMEOUT_SECONDS: seconds(3600),
-  SWEEP_INTERVAL_SECONDS: seconds(30),
-  /** On SIGTERM/SIGINT: how long requests and queued transcriptions in progress may take to finish before they are interrupted. */
-  SHUTDOWN_GRACE_SECONDS: seconds(30),
-  /** Queued transcriptions one instance works at once; 0: none here (a separate `mediagate worker` works them). */
-  WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(2),
-  PRICE_PARSE_CREDITS: z.coerce.number().int().min(0).default(1),
-  PRICE_TRANSCRIBE_CREDITS_PER_MINUTE: z.coerce.number().int().min(0).default(1),
-  /** host:port entries that caller URLs may reach although private or loopback. */
+    .default(600)
+    .describe('Audio longer than this many seconds is cut at pauses into pieces transcribed in parallel.'),
+  OPENAI_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(32)
+    .default(4)
+    .describe('Pieces of one transcription sent to the OpenAI-compatible server at once.'),
+  PARSE_TIMEOUT_SECONDS: seconds(60).describe('A parse past this fails with `504 PROVIDER_TIMEOUT` and releases its hold.'),
+  TRANSCRIBE_TIMEOUT_SECONDS: seconds(3600).describe(
+    'A transcription past this fails with `504 PROVIDER_TIMEOUT` and releases its hold (also after a crash, by the sweeper).',
+  ),
+  SWEEP_INTERVAL_SECONDS: seconds(30).describe('How often jobs past their deadline are failed and their holds released.'),
+  SHUTDOWN_GRACE_SECONDS: seconds(30).describe(
+    'On `SIGTERM`/`SIGINT`, how long requests and queued transcriptions in progress may finish; then requests are answered `503` and transcriptions go back to the queue for another worker.',
+  ),
+  WORKER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(64)
+    .default(2)
+    .describe(
+      'Queued transcriptions one instance works at once. `0`: none (a `serve` beside separate `mediagate worker`s; `worker` refuses it).',
+    ),
+  PRICE_PARSE_CREDITS: z.coerce.number().int().min(0).default(1).describe('Credits one parse costs.'),
+  PRICE_TRANSCRIBE_CREDITS_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1)
+    .describe('Credits a transcription costs per started minute of media (at least one minute).'),
   FETCH_ALLOW_HOSTS: z
     .string()
     .transform((s) =>
@@ -133,101 +216,204 @@ const envSchema = z.object({
           }, 'entries must be host:port with a valid host'),
       ),
     )
-    .default([]),
-  /** Largest page (HTML) the builtin parser reads. */
+    .default([])
+    .describe(
+      "`host:port,…` that callers' URLs may reach although they are private or loopback (self-hosted media, tests). Provider base URLs are the operator's and need no entry.",
+    ),
   PAGE_MAX_BYTES: z.coerce
     .number()
     .int()
     .positive()
-    .default(5 * 1024 * 1024),
-  /** Largest HLS playlist or DASH manifest the builtin parser reads. */
+    .default(5 * 1024 * 1024)
+    .describe('Largest page (HTML) a parse reads.'),
   MANIFEST_MAX_BYTES: z.coerce
     .number()
     .int()
     .positive()
-    .default(1024 * 1024),
-  /** Items of a multi-item post (gallery, playlist) listed at most; the rest are counted in itemsTotal. */
-  PARSE_MAX_ITEMS: z.coerce.number().int().min(1).max(500).default(50),
-  /** Bytes and seconds one ffprobe run may read and take when a parse probes media. */
+    .default(1024 * 1024)
+    .describe('Largest HLS playlist or DASH manifest a parse reads.'),
+  PARSE_MAX_ITEMS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(500)
+    .default(50)
+    .describe('Gallery or playlist items listed at most; the rest are counted in `itemsTotal`.'),
   PROBE_MAX_BYTES: z.coerce
     .number()
     .int()
     .positive()
-    .default(16 * 1024 * 1024),
-  PROBE_TIMEOUT_SECONDS: seconds(10),
-  /** Formats probed at most per parse while looking for a silent one (mode mute). */
-  PROBE_MAX_CANDIDATES: z.coerce.number().int().min(0).max(20).default(3),
-  /** Time one webhook delivery may take, and the first wait before a failed one is tried again (it doubles, for more than a day). */
-  WEBHOOK_TIMEOUT_SECONDS: seconds(10),
-  WEBHOOK_RETRY_DELAY_SECONDS: seconds(30),
-  /** Largest media file downloaded for transcription. */
+    .default(16 * 1024 * 1024)
+    .describe('Bytes reading one media URL during a parse may fetch (the in-process reader and ffprobe after it together).'),
+  PROBE_TIMEOUT_SECONDS: seconds(10).describe('Seconds reading one media URL during a parse may take (both readers together).'),
+  PROBE_MAX_CANDIDATES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .default(3)
+    .describe('Formats read at most per parse while looking for a silent one (`mode: mute`).'),
+  WEBHOOK_TIMEOUT_SECONDS: seconds(10).describe('Time one webhook delivery may take.'),
+  WEBHOOK_RETRY_DELAY_SECONDS: seconds(30).describe(
+    'The first wait before a failed webhook delivery is tried again; it doubles, up to 3 h, for more than a day.',
+  ),
   MEDIA_MAX_BYTES: z.coerce
     .number()
     .int()
     .positive()
-    .default(1024 * 1024 * 1024),
-  GRAPHQL_INTROSPECTION: bool.optional(),
-  GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
-  GRAPHQL_MAX_ALIASES: z.coerce.number().int().positive().default(15),
-  GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(1000),
-  /** Largest estimated cost of one operation (graphql-armor: fields weighted by depth, lists by a literal `first`). */
-  GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(30000),
-  /** Most directives (`@include`, `@skip`, …) in one operation. */
-  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().positive().default(50),
-  /** A trusted-documents manifest (graphql-codegen client preset's persisted-documents.json, or Apollo's persisted query manifest); its documents may be sent by hash alone. */
-  GRAPHQL_PERSISTED_DOCUMENTS: z.string().min(1).optional(),
-  /** true: only trusted documents run (the manifest's and the account area's own), except for analysts and admins. */
-  GRAPHQL_TRUSTED_DOCUMENTS_ONLY: bool.optional(),
-  /** How long a document registered through automatic persisted queries is kept (in memory, and in Redis with REDIS_URL). */
+    .default(1024 * 1024 * 1024)
+    .describe('Largest media file downloaded for a transcription.'),
+  GRAPHQL_INTROSPECTION: bool.optional().meta({
+    description: 'Introspection and the GraphQL landing page (`true`/`false`).',
+    unset: 'on outside production, off in production',
+  }),
+  GRAPHQL_MAX_DEPTH: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10)
+    .describe('Deepest selection in one operation (graphql-armor), the same on HTTP and WebSocket; past it: `400 INVALID_INPUT`.'),
+  GRAPHQL_MAX_ALIASES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(15)
+    .describe('Most aliases in one operation (graphql-armor); past it: `400 INVALID_INPUT`.'),
+  GRAPHQL_MAX_TOKENS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe("Most tokens in one operation's text (graphql-js); past it: `400 INVALID_INPUT`."),
+  GRAPHQL_MAX_COST: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(30000)
+    .describe(
+      "Largest estimated cost of one operation (graphql-armor: 1 per scalar, 2 per object, ×1.5 per level, × a page's `first`); a page of 100 jobs with every field costs about 25000.",
+    ),
+  GRAPHQL_MAX_DIRECTIVES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(50)
+    .describe('Most directives (`@include`, `@skip`) in one operation.'),
+  GRAPHQL_PERSISTED_DOCUMENTS: z.string().min(1).optional().meta({
+    description:
+      "A trusted-documents manifest (graphql-codegen client preset's `persisted-documents.json` or Apollo's persisted query manifest); its documents may be sent by hash alone.",
+    unset: "only the account area's own documents are trusted",
+  }),
+  GRAPHQL_TRUSTED_DOCUMENTS_ONLY: bool.optional().meta({
+    description: '`true`: only trusted documents run, on both doors (`400 INVALID_INPUT` for any other), except for analysts and admins.',
+    unset: '`false`',
+  }),
   GRAPHQL_APQ_TTL_SECONDS: z.coerce
     .number()
     .int()
     .min(1)
     .max(7 * 24 * 3600)
-    .default(24 * 3600),
-  FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
-  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
-  POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
-  YTDLP_PATH: z.string().min(1).default('yt-dlp'),
-  /** Requests per minute per API key, and per client address before authentication. */
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
-  RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(600),
-  /** Proxies whose X-Forwarded-For names the client (its address is what the per-address limit counts): a hop count, or their addresses; unset: none. */
-  TRUST_PROXY: proxyTrust.optional(),
-  /** OpenID Connect sign-in for frontends: the issuer, the audience tokens must name, and (optional) the JWKS URL. */
-  OIDC_ISSUER: url.optional(),
-  OIDC_AUDIENCE: z.string().min(1).optional(),
-  OIDC_JWKS_URL: url.optional(),
-  /** The account page's public client id at the OIDC provider; without it the page offers no OIDC sign-in. */
-  OIDC_CLIENT_ID: z.string().min(1).optional(),
-  /** The gateway's address as browsers reach it (login links point there); default http://localhost:PORT. */
-  PUBLIC_URL: url.refine((u) => !/[?#]/.test(u), 'must have no query or fragment').optional(),
-  /** How long a login link (mediagate account login-link) stays usable, and how long the session it opens lasts. */
+    .default(24 * 3600)
+    .describe('How long a document registered by automatic persisted queries is kept (in memory, and in Redis with `REDIS_URL`).'),
+  FFMPEG_PATH: z.string().min(1).default('ffmpeg').describe('The ffmpeg program.'),
+  FFPROBE_PATH: z.string().min(1).default('ffprobe').describe('The ffprobe program.'),
+  POCKETSPHINX_PATH: z
+    .string()
+    .min(1)
+    .default('pocketsphinx_continuous')
+    .describe('The PocketSphinx recogniser (the `local` transcription provider).'),
+  YTDLP_PATH: z
+    .string()
+    .min(1)
+    .default('yt-dlp')
+    .describe(
+      'The yt-dlp program (the `ytdlp` parse provider); it fetches through a guarded local proxy, so it meets the same address rules.',
+    ),
+  RATE_LIMIT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(120)
+    .describe(
+      'Requests per minute per API key, counted once the key is proven (on the WebSocket, each subscribe, per key or signed-in account); over it: `429` with `Retry-After` and `RateLimit` headers.',
+    ),
+  RATE_LIMIT_IP_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(600)
+    .describe(
+      'Requests per minute per client address (every request and WebSocket upgrade, before authentication); over it: `429` with `Retry-After`.',
+    ),
+  TRUST_PROXY: proxyTrust.optional().meta({
+    description:
+      'Proxies whose `X-Forwarded-For` names the client (for the per-address limit): a hop count (`1`: the nearest proxy), or their addresses and CIDR ranges separated by commas (`10.0.0.0/8,192.0.2.7`; also `loopback`, `linklocal`, `uniquelocal`). A hop count believes whoever connects: use it only when nothing reaches the gateway but through the proxies; prefer addresses.',
+    unset: "no proxy is trusted: the connection's peer is the client",
+  }),
+  OIDC_ISSUER: url.optional().meta({
+    description:
+      'Frontend sign-in: tokens from this OpenID Connect issuer for `OIDC_AUDIENCE` are accepted as Bearer tokens (RS, PS, ES and EdDSA signatures only; an `azp` must name the audience or `OIDC_CLIENT_ID`); the account is made on first sign-in, and without membership it may parse at 720 or 480. A Bearer ID token has the scopes `parse`, `transcribe` and `read`, never `keys`. When the provider does not answer, tokens are refused at once for 30 s before it is asked again.',
+    unset: 'API keys and sessions only',
+  }),
+  OIDC_AUDIENCE: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The audience tokens from `OIDC_ISSUER` must name (set both, or neither).', unset: 'API keys and sessions only' }),
+  OIDC_JWKS_URL: url
+    .optional()
+    .meta({ description: "Where the issuer's signing keys are read.", unset: "the discovery document's `jwks_uri`" }),
+  OIDC_CLIENT_ID: z.string().min(1).optional().meta({
+    description:
+      "The account page's public client id at the OpenID Connect provider (needs `OIDC_ISSUER`); served to the page in `/account/config.json`.",
+    unset: 'the account page offers no OpenID Connect sign-in',
+  }),
+  PUBLIC_URL: url
+    .refine((u) => !/[?#]/.test(u), 'must have no query or fragment')
+    .optional()
+    .meta({
+      description:
+        "The gateway's address as browsers reach it (http(s), no query); login links point there. The session cookie is `__Host-mg_session` (`Secure`) unless, outside production, this is plain http on another host than `localhost`/`127.0.0.1`: then `mg_session` without `Secure`, with a warning at start.",
+      unset: '`http://localhost:<PORT>`',
+    }),
   LOGIN_LINK_MINUTES: z.coerce
     .number()
     .positive()
     .max(24 * 60)
-    .default(10),
+    .default(10)
+    .describe('How long a login link (`mediagate account login-link`) stays usable, once.'),
   SESSION_HOURS: z.coerce
     .number()
     .positive()
     .max(30 * 24)
-    .default(8),
-  /** When set, GET /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`. */
-  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  /** Shares rate-limit counters between instances. */
+    .default(8)
+    .describe(
+      "How long the account area's session lasts (cookie `__Host-mg_session`: `Secure`, `HttpOnly`, `SameSite=Strict`; changes need the `x-csrf-token` header).",
+    ),
+  METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .meta({ description: 'Bearer token (at least 16 characters) that `GET /metrics` (Prometheus) asks for.', unset: '`/metrics` is open' }),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
-    .optional(),
-  /** Set: traces go there over OTLP/HTTP (JSON); unset, nothing of OpenTelemetry is loaded. The SDK reads the other OTEL_* variables itself. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
-  OTEL_SERVICE_NAME: z.string().min(1).default('mediagate'),
-  /** Headers for the collector (`key=value,...`), often its API key; read by the SDK, validated and masked here. */
+    .optional()
+    .meta({
+      description: 'Redis shared by every instance for the rate limits and the automatic persisted queries.',
+      unset: 'counted per process',
+    }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url.optional().meta({
+    description:
+      "An OpenTelemetry collector (OTLP/HTTP, e.g. `http://collector:4318`) that traces go to; the SDK's own `OTEL_EXPORTER_OTLP_*` and `OTEL_BSP_*` variables apply.",
+    unset: 'no traces, and nothing of OpenTelemetry is loaded',
+  }),
+  OTEL_SERVICE_NAME: z.string().min(1).default('mediagate').describe('The service name on every trace.'),
   OTEL_EXPORTER_OTLP_HEADERS: z
     .string()
     .regex(/^[^=,]+=[^,]*(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas')
-    .optional(),
+    .optional()
+    .meta({ description: '`key=value,…` headers for the collector (often its API key; masked by `config check`).', unset: 'none' }),
 });
 
 type Env = z.output<typeof envSchema>;
@@ -304,6 +490,32 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
 
 /** The name of every variable the service reads (the container files and the README are checked against it). */
 export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
+
+/** One variable as the configuration doc shows it. */
+export interface VariableDoc {
+  name: string;
+  description: string;
+  /** What happens when it is unset, for a variable without a default. */
+  unset: string | null;
+  /** The default, as the variable would be written (`undefined`: none). */
+  default: string | undefined;
+  secret: boolean;
+}
+
+/** Every variable with what the schema says of it, in the schema's order. */
+export function describeVariables(): VariableDoc[] {
+  return Object.entries(envSchema.shape).map(([name, schema]) => {
+    const meta = (schema.meta() ?? {}) as { description?: string; unset?: string };
+    const given = schema.def.type === 'default' ? (schema.def as { defaultValue: unknown }).defaultValue : undefined;
+    return {
+      name,
+      description: meta.description ?? '',
+      unset: meta.unset ?? null,
+      default: given === undefined ? undefined : Array.isArray(given) ? given.join(',') : String(given),
+      secret: (SECRET_VARIABLES as readonly string[]).includes(name),
+    };
+  });
+}
 
 /** One thing wrong with the configuration: the variable concerned and what is wrong (never its value). */
 export interface ConfigProblem {

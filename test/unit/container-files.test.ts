@@ -210,7 +210,7 @@ const mountSource = (s: Service, target: string) =>
     .find((v) => v.target === target)?.source;
 
 /** The load balancer in front of the gateways: published, and handing every request to the gateway service's port. */
-function loadBalancerProblems(services: Record<string, Service>, files: (path: string) => string | null, readme: string): string[] {
+function loadBalancerProblems(services: Record<string, Service>, files: (path: string) => string | null, docs: string): string[] {
   const problems: string[] = [];
   const gateway = services.gateway;
   if (hostPorts(gateway).length)
@@ -247,7 +247,7 @@ function loadBalancerProblems(services: Record<string, Service>, files: (path: s
   if (upstream && !new RegExp(`proxy_pass\\s+http://${upstream[1]}\\s*;`).test(code))
     problems.push('requests are not passed to the upstream');
   if (/non_idempotent/.test(code)) problems.push('the load balancer may send a POST twice (non_idempotent)');
-  if (!/--scale gateway=\d+/.test(readme)) problems.push('the README does not show --scale gateway=N');
+  if (!/--scale gateway=\d+/.test(docs)) problems.push('docs/deploy.md does not show --scale gateway=N');
   return problems;
 }
 
@@ -258,7 +258,7 @@ const dependsOn = (s: Service) =>
     { condition?: string }
   >;
 
-function composeProblems(text: string, readme: string, files: (path: string) => string | null = readIfExists): string[] {
+function composeProblems(text: string, docs: string, files: (path: string) => string | null = readIfExists): string[] {
   const problems: string[] = [];
   const { services } = composeOf(text);
   const ours = Object.entries(services).filter(([, s]) => s.build !== undefined);
@@ -281,8 +281,8 @@ function composeProblems(text: string, readme: string, files: (path: string) => 
     if (!services[profile]?.profiles?.includes(profile)) problems.push(`no ${profile} service behind the ${profile} profile`);
   if (!environmentOf(services.cobalt ?? {}).API_URL) problems.push('cobalt has no API_URL');
 
-  // The variables: known to the schema and the README; values the configuration accepts.
-  const table = readme.split(/^## Configuration$/m)[1]?.split(/^## /m)[0] ?? '';
+  // The variables: known to the schema and documented in docs/configuration.md; values the configuration accepts.
+  const table = docs.split(/^# Configuration$/m)[1] ?? '';
   const documented = new Set(
     [...table.matchAll(/^\|([^|]*)\|/gm)].flatMap((m) => [...m[1].matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((n) => n[1])),
   );
@@ -292,7 +292,7 @@ function composeProblems(text: string, readme: string, files: (path: string) => 
   ] as const) {
     for (const key of Object.keys(environmentOf(s))) {
       if (!known.has(key)) problems.push(`${name} sets ${key}, which the configuration does not know`);
-      if (!documented.has(key)) problems.push(`${name} sets ${key}, which the README's configuration table does not list`);
+      if (!documented.has(key)) problems.push(`${name} sets ${key}, which docs/configuration.md does not list`);
     }
   }
   const pepper = { API_KEY_PEPPER: 'p'.repeat(40) };
@@ -334,14 +334,14 @@ function composeProblems(text: string, readme: string, files: (path: string) => 
     // `${API_KEY_PEPPER:?...}`: compose refuses to start without it.
   }
   try {
-    problems.push(...loadBalancerProblems(services, files, readme));
+    problems.push(...loadBalancerProblems(services, files, docs));
   } catch (err) {
     problems.push(`load balancer: ${(err as Error).message}`);
   }
-  // The README's commands name profiles that exist.
-  for (const m of readme.matchAll(/--profile (\S+)/g))
+  // The documented commands name profiles that exist.
+  for (const m of docs.matchAll(/--profile (\S+)/g))
     if (!Object.values(services).some((s) => s.profiles?.includes(m[1])))
-      problems.push(`the README names a profile ${m[1]} that compose lacks`);
+      problems.push(`docs/deploy.md names a profile ${m[1]} that compose lacks`);
   return problems;
 }
 
@@ -349,7 +349,8 @@ describe('container files', () => {
   const dockerfile = read('Dockerfile');
   const dockerignore = read('.dockerignore');
   const compose = read('docker-compose.yml');
-  const readme = read('README.md');
+  // What an operator reads beside the compose file: how to run it, and every variable.
+  const docs = `${read('docs/deploy.md')}\n${read('docs/configuration.md')}`;
 
   it('the Dockerfile builds in stages and runs the built server as a non-root user, with the media tools and no secrets', () => {
     expect(dockerfileProblems(dockerfile, dockerignore)).toEqual([]);
@@ -360,7 +361,7 @@ describe('container files', () => {
   });
 
   it('compose: gateways behind an nginx load balancer and a worker, from the Dockerfile; PostgreSQL, Redis, cobalt and Whisper behind profiles; every variable known and documented', () => {
-    expect(composeProblems(compose, readme)).toEqual([]);
+    expect(composeProblems(compose, docs)).toEqual([]);
   });
 
   // Each rule, shown to catch the mistake it is for.
@@ -460,7 +461,7 @@ describe('container files', () => {
     ],
     ['no trusted proxy', (c: string) => swap(c, /^\s+TRUST_PROXY: "1"$/m, ''), 'TRUST_PROXY'],
   ])('the compose check catches: %s', (_label, breakIt, problem) => {
-    expect(composeProblems(breakIt(compose), readme).join('\n')).toContain(problem);
+    expect(composeProblems(breakIt(compose), docs).join('\n')).toContain(problem);
   });
 
   const nginx = read('deploy/compose/nginx.conf');
@@ -486,17 +487,17 @@ describe('container files', () => {
     ],
   ])('the load balancer check catches nginx with %s', (_label, breakIt, problem) => {
     const files = (path: string) => (path === './deploy/compose/nginx.conf' ? breakIt(nginx) : null);
-    expect(composeProblems(compose, readme, files).join('\n')).toContain(problem);
+    expect(composeProblems(compose, docs, files).join('\n')).toContain(problem);
   });
 
   it('the load balancer check catches a configuration that is not there', () => {
-    expect(composeProblems(compose, readme, () => null).join('\n')).toContain(
+    expect(composeProblems(compose, docs, () => null).join('\n')).toContain(
       "load balancer's configuration (./deploy/compose/nginx.conf) does not exist",
     );
   });
 
-  it('the compose check catches a variable the README table lacks', () => {
-    const brokenReadme = swap(readme, /^\| `REDIS_URL` .*$/m, '');
-    expect(composeProblems(compose, brokenReadme).join('\n')).toContain("REDIS_URL, which the README's configuration table does not list");
+  it('the compose check catches a variable the configuration doc lacks', () => {
+    const brokenDocs = swap(docs, /^\| `REDIS_URL` .*$/m, '');
+    expect(composeProblems(compose, brokenDocs).join('\n')).toContain('REDIS_URL, which docs/configuration.md does not list');
   });
 });

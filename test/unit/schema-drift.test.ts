@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GraphQLObjectType } from 'graphql';
+import { renderConfigurationDoc } from '../../src/docs/configuration-doc.js';
 import { renderSchemaFiles } from '../../src/docs/schema-files.js';
 import { RESOLVERS } from '../../src/graphql/resolvers.js';
 import { buildGraphqlSchema } from '../../src/graphql/schema.js';
@@ -14,6 +15,10 @@ describe('committed schema files', () => {
       expect(committed).toBe(files[name]);
     },
   );
+
+  it('docs/configuration.md matches the configuration schema (run `npm run schema:write` after changing a variable)', () => {
+    expect(readFileSync(join(process.cwd(), 'docs', 'configuration.md'), 'utf8')).toBe(renderConfigurationDoc());
+  });
 
   it('spells the contract’s root fields and argument types', async () => {
     const schema = await buildGraphqlSchema([...RESOLVERS]);
