@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import 'reflect-metadata';
 import { Command, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { prepareConfig } from '../local-config.js';
 import { AppError } from '../errors.js';
@@ -23,8 +24,12 @@ const serverSide = async () => {
   return { ...database, ...services, ...queue, ...server };
 };
 
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command('mediagate')
   .description('mediagate operator commands')
+  // The Node it runs on too: the project's own, whichever started the command (bin/mediagate.js).
+  .version(`mediagate ${version} (Node ${process.version})`, '-V, --version')
   .option('--json', 'print one JSON object instead of text')
   .showHelpAfterError();
 
