@@ -14,6 +14,7 @@ import { registerAccountPage } from './rest/account-page.js';
 import { registerDocsPage } from './rest/docs-page.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { registerSessionRoutes } from './rest/session.routes.js';
+import { bearerToken } from './modules/auth.js';
 import type { Services } from './modules/services.js';
 import { enterRequest } from './request-scope.js';
 
@@ -88,7 +89,7 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
   app.get('/metrics', async (req, reply) => {
     const token = config.metricsToken;
     if (token) {
-      const given = Buffer.from(/^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '');
+      const given = Buffer.from(bearerToken(req.headers.authorization) ?? '');
       const expected = Buffer.from(token);
       if (given.length !== expected.length || !timingSafeEqual(given, expected))
         throw new AppError('UNAUTHENTICATED', 'A valid metrics token is required.');

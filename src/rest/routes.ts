@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import parsePrefer from 'parse-prefer-header';
 import { AppError } from '../errors.js';
 import type { Principal } from '../modules/api-keys/api-key.service.js';
 import { httpRequestContext } from '../http/credentials.js';
@@ -27,7 +28,7 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
   app.post('/api/transcribe', { bodyLimit: REST_BODY_LIMIT }, async (req, reply) => {
     const principal = await ctx(req).principal();
     const format = negotiateFormat((req.query as Record<string, unknown>).format, req.headers.accept);
-    if (/\brespond-async\b/i.test(String(req.headers.prefer ?? ''))) {
+    if (parsePrefer(req.headers.prefer ?? []).respondAsync) {
       // RFC 7240: answer at once with the job to poll.
       const jobId = await services.transcription.start(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
       const job = await jobBody(services, principal, await services.jobs.started(principal, jobId));

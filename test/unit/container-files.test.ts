@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type Copy, DockerfileParser, type Env, From, type Instruction as AstInstruction } from 'dockerfile-ast';
 import { parse } from 'yaml';
 import { SERVE_PROCESS_TUNING, serveNodeFlags } from '../../src/cli/node-flags.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
@@ -14,7 +15,10 @@ const known = new Set(CONFIG_VARIABLES);
 
 interface Instruction {
   op: string;
+  /** The arguments as written, on one line with single spaces. */
   args: string;
+  /** What dockerfile-ast read of it: COPY's --from and paths, ENV's pairs. */
+  parsed: AstInstruction;
 }
 interface Stage {
   base: string;
@@ -22,40 +26,28 @@ interface Stage {
   steps: Instruction[];
 }
 
-/** Dockerfile instructions by stage: comments dropped, continued lines joined. */
+/** Dockerfile instructions by stage (dockerfile-ast: comments dropped, continued lines joined). */
 function stagesOf(dockerfile: string): Stage[] {
-  const lines = dockerfile.split('\n').filter((l) => !/^\s*#/.test(l));
-  const joined = lines.join('\n').replace(/\\\n/g, ' ');
   const stages: Stage[] = [];
-  for (const line of joined.split('\n')) {
-    const m = /^\s*([A-Za-z]+)\s+(.*\S)\s*$/.exec(line);
-    if (!m) continue;
-    const op = m[1].toUpperCase();
-    const args = m[2].replace(/\s+/g, ' ');
-    if (op === 'FROM') {
-      const f = /^(?:--platform=\S+ )?(\S+)(?: AS (\S+))?$/i.exec(args);
-      stages.push({ base: f?.[1] ?? args, name: f?.[2] ?? null, steps: [] });
-    } else {
-      stages.at(-1)?.steps.push({ op, args });
-    }
+  for (const parsed of DockerfileParser.parse(dockerfile).getInstructions()) {
+    const op = parsed.getKeyword().toUpperCase();
+    const args = (parsed.getArgumentsContent() ?? '').replace(/\\\n/g, ' ').replace(/\s+/g, ' ').trim();
+    if (parsed instanceof From) stages.push({ base: parsed.getImage() ?? args, name: parsed.getBuildStage(), steps: [] });
+    else stages.at(-1)?.steps.push({ op, args, parsed });
   }
   return stages;
 }
 
 /** `COPY [--from=x] a b dest` → { from, sources }. */
 function copyOf(step: Instruction): { from: string | null; sources: string[] } {
-  const words = step.args.startsWith('[') ? (JSON.parse(step.args) as string[]) : step.args.split(' ');
-  const flags = words.filter((w) => w.startsWith('--'));
-  const paths = words.filter((w) => !w.startsWith('--'));
-  const from = flags.find((f) => f.startsWith('--from='))?.slice('--from='.length) ?? null;
-  return { from, sources: paths.slice(0, -1) };
+  const copy = step.parsed as Copy;
+  const paths = copy.getArguments().map((a) => a.getValue());
+  return { from: copy.getFromFlag()?.getValue() ?? null, sources: paths.slice(0, -1) };
 }
 
 /** `ENV A=1 B=2` (or the old `ENV A 1`) → names and values. */
 const envPairs = (step: Instruction): [string, string][] =>
-  step.args.includes('=')
-    ? [...step.args.matchAll(/(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)=(\S*)/g)].map((m) => [m[1], m[2]])
-    : [[step.args.split(' ')[0], step.args.split(' ').slice(1).join(' ')]];
+  (step.parsed as Env).getProperties().map((p) => [p.getName(), p.getValue() ?? '']);
 const envNames = (step: Instruction) => envPairs(step).map(([name]) => name);
 
 const escapeRe = (s: string) => s.replace(/[.+?^$()|[\]{}\\]/g, '\\$&');

@@ -1,3 +1,4 @@
+import { parse as parseDuration, toSeconds } from 'iso8601-duration';
 import { attr, text, type HtmlPage } from './html-page.js';
 import { mimeOf } from './media-types.js';
 
@@ -97,11 +98,13 @@ export function isoDurationSeconds(v: unknown): number | null {
   const s = str(v);
   if (!s) return null;
   if (/^\d+(\.\d+)?$/.test(s)) return Number(s);
-  const m = /^P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i.exec(s);
-  // "P" and "PT" match the pattern with no parts at all; they are not durations.
-  if (!m || /^PT?$/i.test(s) || /T$/i.test(s)) return null;
-  const [w, d, h, min, sec] = m.slice(1).map((x) => (x ? Number(x) : 0));
-  return Math.round((w * 604800 + d * 86400 + h * 3600 + min * 60 + sec) * 1000) / 1000;
+  // A "T" with no time after it is no duration, though the library reads P1DT as a day.
+  if (/T$/i.test(s)) return null;
+  try {
+    return Math.round(toSeconds(parseDuration(s.toUpperCase())) * 1000) / 1000;
+  } catch {
+    return null; // not an ISO-8601 duration ("P" alone is none either)
+  }
 }
 
 /** A person's or organisation's name from a string, a Person/Organization, or a list of them. */
