@@ -64,6 +64,15 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  // A fragment is never part of a request target (RFC 9110 §7.1): clients do not send one. The
+  // router reads the query string from a `#` on and other readers from the first `?`, so a target
+  // holding one could be read two ways: it is refused on every route, before anything reads it.
+  app.addHook('onRequest', async (req) => {
+    if (req.raw.url?.includes('#'))
+      throw new AppError('INVALID_INPUT', 'The request target holds a `#`: fragments are never sent; percent-encode it as %23.', {
+        target: 'contains #',
+      });
+  });
 
   app.setErrorHandler((err, req, reply) => {
     const { status, body, known } = toErrorResponse(err, req.id);
