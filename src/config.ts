@@ -170,8 +170,15 @@ const envSchema = z.object({
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().positive().default(15),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(1000),
-  /** Largest estimated cost of one operation (graphql-armor: fields weighted by depth, lists by a literal `first`). */
-  GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(30000),
+  /** Largest estimated cost of one operation: fields weighted by depth, a page by its `first` (literal or variable), checked with the request's variables. */
+  GRAPHQL_MAX_COST: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(30000)
+    .describe(
+      'Largest estimated cost of one GraphQL operation, weighed with its variables before it runs (refused 400 INVALID_INPUT past it): a leaf field costs 1, an object 2 plus 1.5 times what it selects, and a page of a list (a field taking `first`) as many times as the rows it asks for, whether `first` is written in the text or given as a variable (at most 100; 20 when not given). Default 30000.',
+    ),
   /** Most directives (`@include`, `@skip`, …) in one operation. */
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().positive().default(50),
   /** A trusted-documents manifest (graphql-codegen client preset's persisted-documents.json, or Apollo's persisted query manifest); its documents may be sent by hash alone. */

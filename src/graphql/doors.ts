@@ -44,7 +44,7 @@ export async function registerGraphqlDoors(
 ): Promise<void> {
   const { config, log } = services;
   const schema = await buildGraphqlSchema(resolvers);
-  const operations = operationLimits(config.graphql);
+  const operations = operationLimits(config.graphql, schema);
   const documents = documentCache(schema, operations, config.graphql);
   const formatError = formatGraphqlError(log);
   const format = (error: Parameters<typeof formatError>[0]) => operations.hideSuggestions(formatError(error));
