@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NonEmptyArray } from 'type-graphql';
 import { AppError } from './errors.js';
@@ -9,6 +9,7 @@ import { registerGraphqlDoors } from './graphql/doors.js';
 import { trustFunction } from './net/client-address.js';
 import { toErrorResponse, writeClientError } from './http/error-body.js';
 import { registerDraining } from './http/draining.js';
+import { registerMetricsEndpoint } from './http/metrics-endpoint.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { registerAccountPage } from './rest/account-page.js';
 import { registerDocsPage } from './rest/docs-page.js';
@@ -94,16 +95,7 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
     );
   });
 
-  app.get('/metrics', async (req, reply) => {
-    const token = config.metricsToken;
-    if (token) {
-      const given = Buffer.from(/^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '');
-      const expected = Buffer.from(token);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected))
-        throw new AppError('UNAUTHENTICATED', 'A valid metrics token is required.');
-    }
-    return reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
-  });
+  registerMetricsEndpoint(app, config, services.metrics.registry);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {

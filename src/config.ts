@@ -220,8 +220,32 @@ const envSchema = z.object({
     .positive()
     .max(30 * 24)
     .default(8),
-  /** When set, GET /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`. */
-  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** When set, GET /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`; required in production unless METRICS_PORT is set. */
+  METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe(
+      'A secret of 16+ characters: when set, GET /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). Required when NODE_ENV=production unless METRICS_PORT serves the metrics on a port of their own. No default.',
+    ),
+  /** A port of its own for GET /metrics (then not served on PORT): one the deployment does not publish. */
+  METRICS_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .describe(
+      'Serves GET /metrics on this port only, on its own listener (the service port then answers 404 there): give Prometheus this port and publish only PORT. METRICS_TOKEN, when set, is asked there too. Unset: /metrics is on PORT.',
+    ),
+  /** The address METRICS_PORT listens on. */
+  METRICS_HOST: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'The address the METRICS_PORT listener binds to: 0.0.0.0 for Prometheus in another pod or container, 127.0.0.1 for a scraper on the same machine. Default: HOST.',
+    ),
   /** Shares rate-limit counters between instances. */
   REDIS_URL: z
     .string()
@@ -270,6 +294,19 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
     field: 'API_KEY_PEPPER',
     message: 'required when NODE_ENV=production',
     broken: (e) => e.NODE_ENV === 'production' && !e.API_KEY_PEPPER,
+  },
+  {
+    reads: ['NODE_ENV', 'METRICS_TOKEN', 'METRICS_PORT'],
+    field: 'METRICS_TOKEN',
+    message:
+      'required when NODE_ENV=production, unless METRICS_PORT serves /metrics on a port of its own (one the deployment does not publish)',
+    broken: (e) => e.NODE_ENV === 'production' && !e.METRICS_TOKEN && e.METRICS_PORT === undefined,
+  },
+  {
+    reads: ['METRICS_PORT', 'PORT'],
+    field: 'METRICS_PORT',
+    message: 'must differ from PORT (the metrics get a listener of their own)',
+    broken: (e) => e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT,
   },
   {
     reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'],
@@ -412,6 +449,9 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
     trustProxy: e.TRUST_PROXY ?? null,
     redisUrl: e.REDIS_URL ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,
+    /** null: /metrics is served on PORT; else on a listener of its own at metricsHost:metricsPort. */
+    metricsPort: e.METRICS_PORT ?? null,
+    metricsHost: e.METRICS_HOST ?? e.HOST,
     oidc:
       e.OIDC_ISSUER && e.OIDC_AUDIENCE
         ? { issuer: e.OIDC_ISSUER, audience: e.OIDC_AUDIENCE, jwksUrl: e.OIDC_JWKS_URL ?? null, clientId: e.OIDC_CLIENT_ID ?? null }

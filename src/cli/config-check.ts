@@ -126,6 +126,7 @@ async function runChecks(config: Config): Promise<Check[]> {
     engine('ffmpeg', config.ffmpegPath, ['-version']),
     engine('ffprobe', config.ffprobePath, ['-version']),
     database(config),
+    Promise.resolve(metrics(config)),
   ];
   if (config.parseProviders.includes('ytdlp')) pending.push(engine('yt-dlp', config.ytdlpPath, ['--version']));
   if (config.transcribeProviders.includes('local')) pending.push(engine('pocketsphinx', config.pocketsphinxPath, null));
@@ -146,6 +147,18 @@ async function runChecks(config: Config): Promise<Check[]> {
 
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
 const problem = (name: string, detail: string): Check => ({ name, ok: false, detail });
+
+/** Where GET /metrics is served and who may read it (production refuses to start with it open on PORT). */
+function metrics(config: Config): Check {
+  const token = config.metricsToken ? ', behind METRICS_TOKEN' : '';
+  if (config.metricsPort !== null)
+    return ok(
+      'metrics',
+      `on ${config.metricsHost}:${config.metricsPort} only, a listener of its own (PORT answers 404)${token}: publish PORT alone`,
+    );
+  if (token) return ok('metrics', `on PORT ${config.port}${token}`);
+  return ok('metrics', `on PORT ${config.port}, open to anyone who reaches it (production needs METRICS_TOKEN or METRICS_PORT)`);
+}
 
 /** The program is there and runs (its version line); without `args`, that it is there and executable. */
 async function engine(name: string, command: string, args: string[] | null): Promise<Check> {

@@ -125,7 +125,15 @@ describe('mediagate config check', () => {
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout);
     expect(report).toMatchObject({ ok: true, problems: [] });
-    expect(report.checks.map((c: { name: string }) => c.name).sort()).toEqual(['database', 'ffmpeg', 'ffprobe', 'oidc', 'openai', 'redis']);
+    expect(report.checks.map((c: { name: string }) => c.name).sort()).toEqual([
+      'database',
+      'ffmpeg',
+      'ffprobe',
+      'metrics',
+      'oidc',
+      'openai',
+      'redis',
+    ]);
     for (const check of report.checks) expect(check).toEqual({ name: expect.any(String), ok: true, detail: expect.any(String) });
     expect(report.checks.find((c: { name: string }) => c.name === 'openai').detail).toContain('HTTP 401');
     expect(report.checks.find((c: { name: string }) => c.name === 'ffmpeg').detail).toContain('ffmpeg version 9.9-test');
@@ -173,6 +181,33 @@ describe('mediagate config check', () => {
       server.kill('SIGTERM');
       await exited;
     }
+  });
+
+  it('says where /metrics is served, and refuses it open on the service port in production (serve too)', async () => {
+    const production = { ...base, NODE_ENV: 'production' };
+    const open = JSON.parse((await mediagate(['--json', 'config', 'check'], production)).stdout);
+    expect(open.problems).toEqual([
+      {
+        field: 'METRICS_TOKEN',
+        message:
+          'required when NODE_ENV=production, unless METRICS_PORT serves /metrics on a port of its own (one the deployment does not publish)',
+      },
+    ]);
+    const serve = await mediagate(['serve'], { ...production, HOST: '127.0.0.1', PORT: '0' });
+    expect(serve.code).not.toBe(0);
+    expect(serve.stderr).toContain('  - METRICS_TOKEN: required when NODE_ENV=production');
+    const metricsOf = async (env: Record<string, string>) =>
+      JSON.parse((await mediagate(['--json', 'config', 'check'], env)).stdout).checks.find((c: { name: string }) => c.name === 'metrics');
+    expect(await metricsOf({ ...production, METRICS_PORT: '9464' })).toEqual({
+      name: 'metrics',
+      ok: true,
+      detail: 'on 0.0.0.0:9464 only, a listener of its own (PORT answers 404): publish PORT alone',
+    });
+    expect(await metricsOf(base)).toEqual({
+      name: 'metrics',
+      ok: true,
+      detail: 'on PORT 4000, open to anyone who reaches it (production needs METRICS_TOKEN or METRICS_PORT)',
+    });
   });
 
   it('lists every problem at once, per variable and between variables, and serve refuses the same ones', async () => {
@@ -239,8 +274,8 @@ describe('mediagate config check', () => {
 
     const human = await mediagate(['config', 'check'], env);
     expect(human.code).toBe(1);
-    expect(human.stdout).toMatch(/^problem  cobalt: .*connection refused$/m);
-    expect(human.stdout).toMatch(/^problem  yt-dlp: not found/m);
+    expect(human.stdout).toMatch(/^problem {2}cobalt: .*connection refused$/m);
+    expect(human.stdout).toMatch(/^problem {2}yt-dlp: not found/m);
     expect(human.stdout).toMatch(/^ok {7}openai: /m);
     expect(human.stdout.trim().split('\n').at(-1)).toBe('2 problems');
   });
