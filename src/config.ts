@@ -185,13 +185,38 @@ const envSchema = z.object({
   GRAPHQL_PERSISTED_DOCUMENTS: z.string().min(1).optional(),
   /** true: only trusted documents run (the manifest's and the account area's own), except for analysts and admins. */
   GRAPHQL_TRUSTED_DOCUMENTS_ONLY: bool.optional(),
-  /** How long a document registered through automatic persisted queries is kept (in memory, and in Redis with REDIS_URL). */
+  /** How long a document registered through automatic persisted queries is kept (in memory, and in Redis with GRAPHQL_APQ_REDIS_URL). */
   GRAPHQL_APQ_TTL_SECONDS: z.coerce
     .number()
     .int()
     .min(1)
     .max(7 * 24 * 3600)
     .default(24 * 3600),
+  /** A Redis of its own for the persisted queries' texts, shared by every instance: a cache (maxmemory, allkeys-lru). */
+  GRAPHQL_APQ_REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional()
+    .describe(
+      'A Redis server of its own (not REDIS_URL’s: eviction policies are per server) where automatic persisted queries are shared by every instance. Run it as a cache: maxmemory set and maxmemory-policy allkeys-lru. Unset: each process keeps its own, in memory (2 MiB of text).',
+    ),
+  /** Persisted queries one account may register in a day, and the bytes of text they may add up to. */
+  GRAPHQL_APQ_REGISTRATIONS_PER_DAY: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe(
+      'New automatic persisted queries one account may register per day (24 h window; only authenticated callers register). Past it the registration is refused 429 RATE_LIMITED with Retry-After; others’ documents are never evicted for it. Default 1000.',
+    ),
+  GRAPHQL_APQ_BYTES_PER_DAY: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024)
+    .describe(
+      'Bytes of persisted query text one account may register per day, counted after comments and padding are stripped (each text at most 16 KiB). Past it: 429 RATE_LIMITED. Default 1048576 (1 MiB).',
+    ),
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
@@ -246,7 +271,7 @@ const envSchema = z.object({
     .describe(
       'The address the METRICS_PORT listener binds to: 0.0.0.0 for Prometheus in another pod or container, 127.0.0.1 for a scraper on the same machine. Default: HOST.',
     ),
-  /** Shares rate-limit counters between instances. */
+  /** Shares rate-limit counters (and quotas) between instances: a Redis that never evicts (noeviction). */
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
@@ -309,6 +334,13 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
     broken: (e) => e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT,
   },
   {
+    reads: ['GRAPHQL_APQ_REDIS_URL', 'REDIS_URL'],
+    field: 'GRAPHQL_APQ_REDIS_URL',
+    message:
+      'must name another Redis server than REDIS_URL: a cache that evicts (allkeys-lru) would evict the rate-limit counters, which need noeviction (a database number is not another server)',
+    broken: (e) => !!e.GRAPHQL_APQ_REDIS_URL && !!e.REDIS_URL && redisServer(e.GRAPHQL_APQ_REDIS_URL) === redisServer(e.REDIS_URL),
+  },
+  {
     reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'],
     field: 'OIDC_AUDIENCE',
     message: 'required when OIDC_ISSUER is set (set both, or neither)',
@@ -345,6 +377,16 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
     broken: (e) => !!e.TRANSCRIBE_PROVIDERS?.includes('assemblyai') && !e.ASSEMBLYAI_API_KEY,
   },
 ];
+
+/** A Redis URL's server (host and port), whatever its database number and credentials. */
+function redisServer(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname.toLowerCase()}:${u.port || '6379'}`;
+  } catch {
+    return url;
+  }
+}
 
 /** The name of every variable the service reads (the container files and the README are checked against it). */
 export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
@@ -439,6 +481,10 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
       persistedDocuments: e.GRAPHQL_PERSISTED_DOCUMENTS ? resolve(e.GRAPHQL_PERSISTED_DOCUMENTS) : null,
       trustedDocumentsOnly: e.GRAPHQL_TRUSTED_DOCUMENTS_ONLY ?? false,
       apqTtlSeconds: e.GRAPHQL_APQ_TTL_SECONDS,
+      /** null: each process keeps its own persisted queries. */
+      apqRedisUrl: e.GRAPHQL_APQ_REDIS_URL ?? null,
+      apqRegistrationsPerDay: e.GRAPHQL_APQ_REGISTRATIONS_PER_DAY,
+      apqBytesPerDay: e.GRAPHQL_APQ_BYTES_PER_DAY,
     },
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,

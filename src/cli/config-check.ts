@@ -131,7 +131,8 @@ async function runChecks(config: Config): Promise<Check[]> {
   if (config.parseProviders.includes('ytdlp')) pending.push(engine('yt-dlp', config.ytdlpPath, ['--version']));
   if (config.transcribeProviders.includes('local')) pending.push(engine('pocketsphinx', config.pocketsphinxPath, null));
   if (config.databaseReadUrl) pending.push(query(config.databaseReadUrl, "PostgreSQL (analysts' reads)", 'database replica'));
-  if (config.redisUrl) pending.push(redis(config.redisUrl));
+  if (config.redisUrl) pending.push(redis('redis', config.redisUrl, COUNTERS));
+  if (config.graphql.apqRedisUrl) pending.push(redis('redis (persisted queries)', config.graphql.apqRedisUrl, CACHE));
   if (config.parseProviders.includes('cobalt') && config.cobalt.apiUrl) pending.push(reachable('cobalt', config.cobalt.apiUrl));
   const bases: Record<string, string> = {
     openai: config.openai.baseUrl,
@@ -235,7 +236,28 @@ async function query(connectionString: string, label: string, name = 'database')
   }
 }
 
-async function redis(url: string): Promise<Check> {
+/** What each Redis must be: the counters' never evicts (a counter evicted is a limit reset); the cache's is bounded and evicts any key. */
+const COUNTERS = {
+  fits: (policy: string) => policy === 'noeviction',
+  advice: 'it holds the rate-limit counters and quotas, which must never be evicted: set maxmemory-policy noeviction',
+};
+const CACHE = {
+  fits: (policy: string, maxmemory: number) => policy.startsWith('allkeys-') && maxmemory > 0,
+  advice: 'it is a cache of persisted queries: set maxmemory and maxmemory-policy allkeys-lru',
+};
+
+/** The server's eviction policy and memory bound, or null where CONFIG is refused (managed services often do). */
+async function evictionOf(client: Redis): Promise<{ policy: string; maxmemory: number } | null> {
+  try {
+    const [policy, maxmemory] = await Promise.all(['maxmemory-policy', 'maxmemory'].map((p) => client.config('GET', p)));
+    if (!Array.isArray(policy) || !Array.isArray(maxmemory)) return null;
+    return { policy: String(policy[1]), maxmemory: Number(maxmemory[1]) };
+  } catch {
+    return null;
+  }
+}
+
+async function redis(name: string, url: string, wants: typeof COUNTERS | typeof CACHE): Promise<Check> {
   const client = new Redis(url, {
     lazyConnect: true,
     connectTimeout: TIMEOUT_MS,
@@ -252,10 +274,15 @@ async function redis(url: string): Promise<Check> {
   });
   try {
     await client.connect();
-    const answer = await client.ping();
-    return ok('redis', `${maskUrl(url)} answered ${answer}`);
+    const answer = `${maskUrl(url)} answered ${await client.ping()}`;
+    const eviction = await evictionOf(client);
+    if (!eviction) return ok(name, `${answer}; its eviction policy could not be read: ${wants.advice}`);
+    const found = `maxmemory-policy ${eviction.policy}, maxmemory ${eviction.maxmemory}`;
+    return wants.fits(eviction.policy, eviction.maxmemory)
+      ? ok(name, `${answer}; ${found}`)
+      : problem(name, `${answer}, but ${found}: ${wants.advice}`);
   } catch (err) {
-    return problem('redis', `${maskUrl(url)}: ${reason(failure ?? err)}`);
+    return problem(name, `${maskUrl(url)}: ${reason(failure ?? err)}`);
   } finally {
     // A connection that already ended would leave ioredis's 2 s disconnect timer holding the process.
     if (client.status !== 'end') client.disconnect();

@@ -40,9 +40,10 @@ export interface ApolloOptions {
   format(error: GraphQLError): GraphQLFormattedError;
   /** The page a browser gets at GET /graphql (null: none, as in production). */
   landingPage: string | null;
-  /** Automatic persisted queries, trusted documents first (apq-cache.ts). */
+  /** Automatic persisted queries, trusted documents first (apq-cache.ts), registered by apqRegistration. */
   apqCache: KeyValueCache<string>;
   apqTtlSeconds: number;
+  apqRegistration: ApolloServerPlugin<GqlContext>;
   /** /metrics' registry, and the operation names its histogram may carry (trusted documents'). */
   metrics: { registry: Registry; operationNames: ReadonlySet<string> };
   log: Logger;
@@ -124,7 +125,8 @@ const landingPagePlugin = (html: string): ApolloServerPlugin<GqlContext> => ({
  * - documents sent again run compiled (graphql-jit), through the gateway interface;
  * - the one error mapper for every error, with no stack traces; an operation that cannot run is
  *   400, an executed one 200, a mutation over GET 405 (Apollo's statuses are the contract's);
- * - automatic persisted queries over POST and GET, in a bounded cache shared through Redis;
+ * - automatic persisted queries over POST and GET, registered by authenticated callers within a
+ *   quota, in a bounded cache shared through a Redis of its own;
  * - CSRF prevention that lets API-key callers and the account area through;
  * - per-operation metrics; Apollo's cache-control, usage reporting and inline tracing are off.
  */
@@ -166,6 +168,7 @@ export async function startApollo(o: ApolloOptions): Promise<ApolloServer<GqlCon
       ApolloServerPluginSchemaReportingDisabled(),
       doorRules,
       costLimitPlugin(o.limits.checkCost),
+      o.apqRegistration,
       operationMetricsPlugin(o.metrics.registry, o.metrics.operationNames),
     ],
   });

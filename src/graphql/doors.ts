@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,7 @@ import type { RateLimits } from '../http/rate-limit.js';
 import type { Services } from '../modules/services.js';
 import { startApollo } from './apollo.js';
 import { ApqCache } from './apq-cache.js';
+import { apqRegistrationPlugin } from './apq-registration.plugin.js';
 import { documentCache } from './documents.js';
 import { formatGraphqlError } from './errors.js';
 import { registerGraphqlHttp } from './http-route.js';
@@ -26,6 +28,18 @@ function accountPageManifest(): string | null {
     join(dir, 'persisted-documents.json'),
   );
   return candidates.find((file) => existsSync(file)) ?? null;
+}
+
+/**
+ * The persisted queries' own Redis (GRAPHQL_APQ_REDIS_URL), closed with the app; null without one.
+ * Failed commands are the cache's to report (apq-cache.ts), once until it is back.
+ */
+function apqRedis(url: string | null, app: FastifyInstance): Redis | null {
+  if (!url) return null;
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+  app.addHook('onClose', async () => redis.disconnect());
+  return redis;
 }
 
 /**
@@ -54,6 +68,7 @@ export async function registerGraphqlDoors(
   registerSubscriptions(app, { schema, services, documents, format, limits, trustProxy, trusted });
 
   const page = landingPage(schema, config);
+  const apqCache = new ApqCache(trusted, apqRedis(config.graphql.apqRedisUrl, app), config.graphql.apqTtlSeconds, config.apiKeyPepper, log);
   const apollo = await startApollo({
     schema,
     // Compiled documents run outside graphql-js, where OpenTelemetry's GraphQL instrumentation
@@ -63,8 +78,15 @@ export async function registerGraphqlDoors(
     introspection: config.graphql.introspection,
     format,
     landingPage: page,
-    apqCache: new ApqCache(trusted, limits.redis, config.graphql.apqTtlSeconds, log),
+    apqCache,
     apqTtlSeconds: config.graphql.apqTtlSeconds,
+    apqRegistration: apqRegistrationPlugin({
+      cache: apqCache,
+      checkCost: operations.checkCost,
+      limits,
+      perDay: config.graphql.apqRegistrationsPerDay,
+      bytesPerDay: config.graphql.apqBytesPerDay,
+    }),
     metrics: { registry: services.metrics.registry, operationNames: trusted.names },
     log: log as Logger,
     env: config.env,

@@ -5,6 +5,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
+import { startRedis } from '../support/redis-server.js';
 
 // These tests start whole processes (the CLI, a gateway), each opening its own database: seconds of
 // CPU apiece, while another jest worker shares the two cores.
@@ -148,7 +149,7 @@ describe('mediagate config check', () => {
 
     const human = await mediagate(['config', 'check'], env);
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/^ok +redis: .*answered PONG$/m);
+    expect(human.stdout).toMatch(/^ok +redis: .*answered PONG; its eviction policy could not be read: .*noeviction$/m);
     expect(human.stdout).toMatch(/^ok +database: /m);
     expect(human.stdout).toContain('  PORT=4000\n');
     expect(human.stdout.trim().split('\n').at(-1)).toBe('all well');
@@ -208,6 +209,40 @@ describe('mediagate config check', () => {
       ok: true,
       detail: 'on PORT 4000, open to anyone who reaches it (production needs METRICS_TOKEN or METRICS_PORT)',
     });
+  });
+
+  it('checks each Redis’s eviction policy: the counters’ must be noeviction, the persisted queries’ a bounded allkeys cache, on another server', async () => {
+    const [counters, cache] = await Promise.all([
+      startRedis(['--maxmemory', '8mb', '--maxmemory-policy', 'volatile-lru']),
+      startRedis(['--maxmemory', '8mb', '--maxmemory-policy', 'allkeys-lru']),
+    ]);
+    try {
+      const report = JSON.parse(
+        (await mediagate(['--json', 'config', 'check'], { ...base, REDIS_URL: counters.url, GRAPHQL_APQ_REDIS_URL: cache.url })).stdout,
+      );
+      expect(report.checks.filter((c: { name: string }) => c.name.startsWith('redis'))).toEqual([
+        {
+          name: 'redis',
+          ok: false,
+          detail: `${counters.url} answered PONG, but maxmemory-policy volatile-lru, maxmemory 8388608: it holds the rate-limit counters and quotas, which must never be evicted: set maxmemory-policy noeviction`,
+        },
+        {
+          name: 'redis (persisted queries)',
+          ok: true,
+          detail: `${cache.url} answered PONG; maxmemory-policy allkeys-lru, maxmemory 8388608`,
+        },
+      ]);
+      // One server for both, whatever the database number: refused.
+      const shared = JSON.parse(
+        (await mediagate(['--json', 'config', 'check'], { ...base, REDIS_URL: `${cache.url}/0`, GRAPHQL_APQ_REDIS_URL: `${cache.url}/1` }))
+          .stdout,
+      );
+      expect(shared.problems).toEqual([
+        { field: 'GRAPHQL_APQ_REDIS_URL', message: expect.stringMatching(/^must name another Redis server than REDIS_URL/) },
+      ]);
+    } finally {
+      await Promise.all([counters.stop(), cache.stop()]);
+    }
   });
 
   it('lists every problem at once, per variable and between variables, and serve refuses the same ones', async () => {
