@@ -1,4 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { jest } from '@jest/globals';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startRedis, type TestRedis } from '../support/redis-server.js';
@@ -49,6 +51,25 @@ describe.each(TEST_DATABASES)('who registers persisted queries, and how much (%s
     expect((await register(h, 'mg_live_nope', query)).statusCode).toBe(200);
     for (const caller of [null, key]) expect((await byHash(h, caller, query)).json()).toEqual({ errors: [NOT_FOUND] });
     expect(await stored(query)).toBeNull();
+  });
+
+  it('answers an anonymous Apollo Client (PersistedQueryLink) all the same: the hash, then the text, every time', async () => {
+    const withText: boolean[] = [];
+    const http = new HttpLink({
+      uri: `${h.url}/graphql`,
+      fetch: (input, init) => {
+        withText.push(String(init?.body ?? '').includes('"query"'));
+        return fetch(input, init);
+      },
+    });
+    const client = new ApolloClient({
+      link: new PersistedQueryLink({ sha256 }).concat(http),
+      cache: new InMemoryCache(),
+      defaultOptions: { query: { fetchPolicy: 'no-cache' } },
+    });
+    const document = gql(`query ${name()} { __typename }`);
+    for (let i = 0; i < 2; i++) expect((await client.query({ query: document })).data).toEqual({ __typename: 'Query' });
+    expect(withText).toEqual([false, true, false, true]);
   });
 
   it('stores a document stripped of its comments and padding: 15 KiB of comment around { __typename } stores a few bytes', async () => {
