@@ -44,26 +44,48 @@ const estimator: ComplexityEstimator = ({ field, args, childComplexity, node }) 
  * are not refused here: execution refuses them in graphql-js's words before anything runs.
  */
 export function costLimit(schema: GraphQLSchema, maxCost: number): CostCheck {
+  // An operation without variables always weighs the same: its answer is kept with its document
+  // (both doors hand the same document object for the same text), by operation name.
+  const constant = new WeakMap<DocumentNode, Map<string, GraphQLError | null>>();
   return ({ document, operationName, variables }) => {
     const operation = document.definitions.find(
       (d) => d.kind === 'OperationDefinition' && (operationName ? d.name?.value === operationName : true),
     );
     if (operation?.kind !== 'OperationDefinition') return null;
-    if (getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}).errors) return null;
-    let cost: number;
-    try {
-      cost = getComplexity({
-        schema,
-        query: document,
-        operationName: operationName ?? undefined,
-        variables: variables ?? {},
-        estimators: [estimator],
-      });
-    } catch (err) {
-      // Past the library's count of nodes (fragments spread again and again): far past any limit.
-      if (err instanceof GraphQLError) return new GraphQLError(err.message);
-      throw err;
+    if (!operation.variableDefinitions?.length) {
+      let answers = constant.get(document);
+      if (!answers) constant.set(document, (answers = new Map()));
+      const known = answers.get(operationName ?? '');
+      if (known !== undefined) return known;
+      const answer = weigh(schema, maxCost, document, operationName, {});
+      answers.set(operationName ?? '', answer);
+      return answer;
     }
-    return cost > maxCost ? new GraphQLError(`Query Cost limit of ${maxCost} exceeded, found ${cost}.`) : null;
+    if (getVariableValues(schema, operation.variableDefinitions, variables ?? {}).errors) return null;
+    return weigh(schema, maxCost, document, operationName, variables ?? {});
   };
+}
+
+function weigh(
+  schema: GraphQLSchema,
+  maxCost: number,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown>,
+): GraphQLError | null {
+  let cost: number;
+  try {
+    cost = getComplexity({
+      schema,
+      query: document,
+      operationName: operationName ?? undefined,
+      variables,
+      estimators: [estimator],
+    });
+  } catch (err) {
+    // Past the library's count of nodes (fragments spread again and again): far past any limit.
+    if (err instanceof GraphQLError) return new GraphQLError(err.message);
+    throw err;
+  }
+  return cost > maxCost ? new GraphQLError(`Query Cost limit of ${maxCost} exceeded, found ${cost}.`) : null;
 }
