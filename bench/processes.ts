@@ -115,6 +115,8 @@ export function gatewayEnvironment(opts: {
     ...process.env,
     NODE_ENV: 'production',
     API_KEY_PEPPER: BENCH_PEPPER,
+    // Production serves no open /metrics: the bench reads none.
+    METRICS_TOKEN: 'bench-metrics-token-0123456789',
     MEDIAGATE_DATA_DIR: join(opts.work, 'data'),
     DATABASE_URL: opts.databaseUrl,
     FETCH_ALLOW_HOSTS: opts.pageUrl.replace('http://', ''),

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { AppError } from './errors.js';
 import { registerGraphqlDoors } from './graphql/doors.js';
@@ -9,12 +9,12 @@ import type { ResolverClasses } from './graphql/schema.js';
 import { trustFunction } from './net/client-address.js';
 import { toErrorResponse, writeClientError } from './http/error-body.js';
 import { registerDraining } from './http/draining.js';
+import { registerMetricsEndpoint } from './http/metrics-endpoint.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { registerAccountPage } from './rest/account-page.js';
 import { registerDocsPage } from './rest/docs-page.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { registerSessionRoutes } from './rest/session.routes.js';
-import { bearerToken } from './modules/auth.js';
 import type { Services } from './modules/services.js';
 import { enterRequest } from './request-scope.js';
 
@@ -65,6 +65,15 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  // A fragment is never part of a request target (RFC 9110 §7.1): clients do not send one. The
+  // router reads the query string from a `#` on and other readers from the first `?`, so a target
+  // holding one could be read two ways: it is refused on every route, before anything reads it.
+  app.addHook('onRequest', async (req) => {
+    if (req.raw.url?.includes('#'))
+      throw new AppError('INVALID_INPUT', 'The request target holds a `#`: fragments are never sent; percent-encode it as %23.', {
+        target: 'contains #',
+      });
+  });
 
   app.setErrorHandler((err, req, reply) => {
     const { status, body, known } = toErrorResponse(err, req.id);
@@ -86,16 +95,7 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
     );
   });
 
-  app.get('/metrics', async (req, reply) => {
-    const token = config.metricsToken;
-    if (token) {
-      const given = Buffer.from(bearerToken(req.headers.authorization) ?? '');
-      const expected = Buffer.from(token);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected))
-        throw new AppError('UNAUTHENTICATED', 'A valid metrics token is required.');
-    }
-    return reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
-  });
+  registerMetricsEndpoint(app, config, services.metrics.registry);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {

@@ -291,7 +291,7 @@ const envSchema = z.object({
     .positive()
     .default(30000)
     .describe(
-      "Largest estimated cost of one operation (graphql-armor: 1 per scalar, 2 per object, ×1.5 per level, × a page's `first`); a page of 100 jobs with every field costs about 25000.",
+      'Largest estimated cost of one GraphQL operation, weighed with its variables before it runs (refused `400 INVALID_INPUT` past it): a leaf field costs 1, an object 2 plus 1.5 times what it selects, and a page of a list (a field taking `first`) as many times as the rows it asks for, whether `first` is written in the text or given as a variable (at most 100; 20 when not given).',
     ),
   GRAPHQL_MAX_DIRECTIVES: z.coerce
     .number()
@@ -314,7 +314,34 @@ const envSchema = z.object({
     .min(1)
     .max(7 * 24 * 3600)
     .default(24 * 3600)
-    .describe('How long a document registered by automatic persisted queries is kept (in memory, and in Redis with `REDIS_URL`).'),
+    .describe(
+      'How long a document registered by automatic persisted queries is kept (in memory, and in Redis with `GRAPHQL_APQ_REDIS_URL`).',
+    ),
+  GRAPHQL_APQ_REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional()
+    .meta({
+      description:
+        "A Redis server of its own (not `REDIS_URL`'s: eviction policies are per server) where automatic persisted queries are shared by every instance. Run it as a cache: `maxmemory` set and `maxmemory-policy allkeys-lru`. Start-up refuses the same server as `REDIS_URL`, whatever the database number.",
+      unset: 'each process keeps its own, in memory (2 MiB of text)',
+    }),
+  GRAPHQL_APQ_REGISTRATIONS_PER_DAY: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe(
+      "New automatic persisted queries one account may register per day (24 h window; only authenticated callers register, anonymous callers' documents run but are never stored). Past it: `429 RATE_LIMITED` with `Retry-After`; others' documents are never evicted for it.",
+    ),
+  GRAPHQL_APQ_BYTES_PER_DAY: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024)
+    .describe(
+      'Bytes of persisted query text one account may register per day, counted after comments and padding are stripped (each text at most 16 KiB). Past it: `429 RATE_LIMITED`.',
+    ),
   FFMPEG_PATH: z.string().min(1).default('ffmpeg').describe('The ffmpeg program.'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe').describe('The ffprobe program.'),
   POCKETSPHINX_PATH: z
@@ -390,17 +417,28 @@ const envSchema = z.object({
     .describe(
       "How long the account area's session lasts (cookie `__Host-mg_session`: `Secure`, `HttpOnly`, `SameSite=Strict`; changes need the `x-csrf-token` header).",
     ),
-  METRICS_TOKEN: z
-    .string()
-    .min(16, 'must be at least 16 characters')
-    .optional()
-    .meta({ description: 'Bearer token (at least 16 characters) that `GET /metrics` (Prometheus) asks for.', unset: '`/metrics` is open' }),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional().meta({
+    description:
+      'A secret of 16+ characters: `GET /metrics` answers only `Authorization: Bearer <METRICS_TOKEN>` (`401` otherwise). Required when `NODE_ENV=production` unless `METRICS_PORT` serves the metrics on a port of their own.',
+    unset: '`/metrics` is open (refused at start-up in production without `METRICS_PORT`)',
+  }),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional().meta({
+    description:
+      'Serves `GET /metrics` on this port only, on its own listener (the service port then answers `404` there): give Prometheus this port and publish only `PORT`. `METRICS_TOKEN`, when set, is asked there too.',
+    unset: '`/metrics` is on `PORT`',
+  }),
+  METRICS_HOST: z.string().min(1).optional().meta({
+    description:
+      'The address the `METRICS_PORT` listener binds to: `0.0.0.0` for Prometheus in another pod or container, `127.0.0.1` for a scraper on the same machine.',
+    unset: '`HOST`',
+  }),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
     .optional()
     .meta({
-      description: 'Redis shared by every instance for the rate limits and the automatic persisted queries.',
+      description:
+        'Redis shared by every instance for the rate-limit counters and quotas. Run it with `maxmemory-policy noeviction`: an evicted counter is a reset limit, and the `volatile-*` policies evict counters too, since they carry a TTL.',
       unset: 'counted per process',
     }),
   OTEL_EXPORTER_OTLP_ENDPOINT: url.optional().meta({
@@ -451,6 +489,26 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
     broken: (e) => e.NODE_ENV === 'production' && !e.API_KEY_PEPPER,
   },
   {
+    reads: ['NODE_ENV', 'METRICS_TOKEN', 'METRICS_PORT'],
+    field: 'METRICS_TOKEN',
+    message:
+      'required when NODE_ENV=production, unless METRICS_PORT serves /metrics on a port of its own (one the deployment does not publish)',
+    broken: (e) => e.NODE_ENV === 'production' && !e.METRICS_TOKEN && e.METRICS_PORT === undefined,
+  },
+  {
+    reads: ['METRICS_PORT', 'PORT'],
+    field: 'METRICS_PORT',
+    message: 'must differ from PORT (the metrics get a listener of their own)',
+    broken: (e) => e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT,
+  },
+  {
+    reads: ['GRAPHQL_APQ_REDIS_URL', 'REDIS_URL'],
+    field: 'GRAPHQL_APQ_REDIS_URL',
+    message:
+      'must name another Redis server than REDIS_URL: a cache that evicts (allkeys-lru) would evict the rate-limit counters, which need noeviction (a database number is not another server)',
+    broken: (e) => !!e.GRAPHQL_APQ_REDIS_URL && !!e.REDIS_URL && redisServer(e.GRAPHQL_APQ_REDIS_URL) === redisServer(e.REDIS_URL),
+  },
+  {
     reads: ['OIDC_ISSUER', 'OIDC_AUDIENCE'],
     field: 'OIDC_AUDIENCE',
     message: 'required when OIDC_ISSUER is set (set both, or neither)',
@@ -487,6 +545,16 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
     broken: (e) => !!e.TRANSCRIBE_PROVIDERS?.includes('assemblyai') && !e.ASSEMBLYAI_API_KEY,
   },
 ];
+
+/** A Redis URL's server (host and port), whatever its database number and credentials. */
+function redisServer(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname.toLowerCase()}:${u.port || '6379'}`;
+  } catch {
+    return url;
+  }
+}
 
 /** The name of every variable the service reads (the container files and the README are checked against it). */
 export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
@@ -607,6 +675,10 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
       persistedDocuments: e.GRAPHQL_PERSISTED_DOCUMENTS ? resolve(e.GRAPHQL_PERSISTED_DOCUMENTS) : null,
       trustedDocumentsOnly: e.GRAPHQL_TRUSTED_DOCUMENTS_ONLY ?? false,
       apqTtlSeconds: e.GRAPHQL_APQ_TTL_SECONDS,
+      /** null: each process keeps its own persisted queries. */
+      apqRedisUrl: e.GRAPHQL_APQ_REDIS_URL ?? null,
+      apqRegistrationsPerDay: e.GRAPHQL_APQ_REGISTRATIONS_PER_DAY,
+      apqBytesPerDay: e.GRAPHQL_APQ_BYTES_PER_DAY,
     },
     ffmpegPath: e.FFMPEG_PATH,
     ffprobePath: e.FFPROBE_PATH,
@@ -617,6 +689,9 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
     trustProxy: e.TRUST_PROXY ?? null,
     redisUrl: e.REDIS_URL ?? null,
     metricsToken: e.METRICS_TOKEN ?? null,
+    /** null: /metrics is served on PORT; else on a listener of its own at metricsHost:metricsPort. */
+    metricsPort: e.METRICS_PORT ?? null,
+    metricsHost: e.METRICS_HOST ?? e.HOST,
     oidc:
       e.OIDC_ISSUER && e.OIDC_AUDIENCE
         ? { issuer: e.OIDC_ISSUER, audience: e.OIDC_AUDIENCE, jwksUrl: e.OIDC_JWKS_URL ?? null, clientId: e.OIDC_CLIENT_ID ?? null }

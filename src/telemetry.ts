@@ -158,13 +158,15 @@ class RedactingExporter implements tracing.SpanExporter {
 
 /** The configured secrets and credentials, which no attribute may carry. */
 function secretsOf(config: Config): string[] {
-  const passwords = [config.databaseUrl, config.redisUrl, config.cobalt.apiUrl, config.openai.baseUrl].map((u) => {
-    try {
-      return u ? decodeURIComponent(new URL(u).password) : '';
-    } catch {
-      return '';
-    }
-  });
+  const passwords = [config.databaseUrl, config.redisUrl, config.graphql.apqRedisUrl, config.cobalt.apiUrl, config.openai.baseUrl].map(
+    (u) => {
+      try {
+        return u ? decodeURIComponent(new URL(u).password) : '';
+      } catch {
+        return '';
+      }
+    },
+  );
   return [
     config.apiKeyPepper,
     config.openai.apiKey,

@@ -15,7 +15,7 @@ export interface Check {
   detail: string;
 }
 
-/** What `mediagate config check --json` prints (README, "Operator commands"). */
+/** What `mediagate config check --json` prints (docs/cli.md). */
 export interface ConfigCheckReport {
   ok: boolean;
   /** Every configuration problem (`field`) and every failed check (`check`). */
@@ -126,11 +126,13 @@ async function runChecks(config: Config): Promise<Check[]> {
     engine('ffmpeg', config.ffmpegPath, ['-version']),
     engine('ffprobe', config.ffprobePath, ['-version']),
     database(config),
+    Promise.resolve(metrics(config)),
   ];
   if (config.parseProviders.includes('ytdlp')) pending.push(engine('yt-dlp', config.ytdlpPath, ['--version']));
   if (config.transcribeProviders.includes('local')) pending.push(engine('pocketsphinx', config.pocketsphinxPath, null));
   if (config.databaseReadUrl) pending.push(query(config.databaseReadUrl, "PostgreSQL (analysts' reads)", 'database replica'));
-  if (config.redisUrl) pending.push(redis(config.redisUrl));
+  if (config.redisUrl) pending.push(redis('redis', config.redisUrl, COUNTERS));
+  if (config.graphql.apqRedisUrl) pending.push(redis('redis (persisted queries)', config.graphql.apqRedisUrl, CACHE));
   if (config.parseProviders.includes('cobalt') && config.cobalt.apiUrl) pending.push(reachable('cobalt', config.cobalt.apiUrl));
   const bases: Record<string, string> = {
     openai: config.openai.baseUrl,
@@ -146,6 +148,18 @@ async function runChecks(config: Config): Promise<Check[]> {
 
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
 const problem = (name: string, detail: string): Check => ({ name, ok: false, detail });
+
+/** Where GET /metrics is served and who may read it (production refuses to start with it open on PORT). */
+function metrics(config: Config): Check {
+  const token = config.metricsToken ? ', behind METRICS_TOKEN' : '';
+  if (config.metricsPort !== null)
+    return ok(
+      'metrics',
+      `on ${config.metricsHost}:${config.metricsPort} only, a listener of its own (PORT answers 404)${token}: publish PORT alone`,
+    );
+  if (token) return ok('metrics', `on PORT ${config.port}${token}`);
+  return ok('metrics', `on PORT ${config.port}, open to anyone who reaches it (production needs METRICS_TOKEN or METRICS_PORT)`);
+}
 
 /** The program is there and runs (its version line); without `args`, that it is there and executable. */
 async function engine(name: string, command: string, args: string[] | null): Promise<Check> {
@@ -222,7 +236,28 @@ async function query(connectionString: string, label: string, name = 'database')
   }
 }
 
-async function redis(url: string): Promise<Check> {
+/** What each Redis must be: the counters' never evicts (a counter evicted is a limit reset); the cache's is bounded and evicts any key. */
+const COUNTERS = {
+  fits: (policy: string) => policy === 'noeviction',
+  advice: 'it holds the rate-limit counters and quotas, which must never be evicted: set maxmemory-policy noeviction',
+};
+const CACHE = {
+  fits: (policy: string, maxmemory: number) => policy.startsWith('allkeys-') && maxmemory > 0,
+  advice: 'it is a cache of persisted queries: set maxmemory and maxmemory-policy allkeys-lru',
+};
+
+/** The server's eviction policy and memory bound, or null where CONFIG is refused (managed services often do). */
+async function evictionOf(client: Redis): Promise<{ policy: string; maxmemory: number } | null> {
+  try {
+    const [policy, maxmemory] = await Promise.all(['maxmemory-policy', 'maxmemory'].map((p) => client.config('GET', p)));
+    if (!Array.isArray(policy) || !Array.isArray(maxmemory)) return null;
+    return { policy: String(policy[1]), maxmemory: Number(maxmemory[1]) };
+  } catch {
+    return null;
+  }
+}
+
+async function redis(name: string, url: string, wants: typeof COUNTERS | typeof CACHE): Promise<Check> {
   const client = new Redis(url, {
     lazyConnect: true,
     connectTimeout: TIMEOUT_MS,
@@ -239,10 +274,15 @@ async function redis(url: string): Promise<Check> {
   });
   try {
     await client.connect();
-    const answer = await client.ping();
-    return ok('redis', `${maskUrl(url)} answered ${answer}`);
+    const answer = `${maskUrl(url)} answered ${await client.ping()}`;
+    const eviction = await evictionOf(client);
+    if (!eviction) return ok(name, `${answer}; its eviction policy could not be read: ${wants.advice}`);
+    const found = `maxmemory-policy ${eviction.policy}, maxmemory ${eviction.maxmemory}`;
+    return wants.fits(eviction.policy, eviction.maxmemory)
+      ? ok(name, `${answer}; ${found}`)
+      : problem(name, `${answer}, but ${found}: ${wants.advice}`);
   } catch (err) {
-    return problem('redis', `${maskUrl(url)}: ${reason(failure ?? err)}`);
+    return problem(name, `${maskUrl(url)}: ${reason(failure ?? err)}`);
   } finally {
     // A connection that already ended would leave ioredis's 2 s disconnect timer holding the process.
     if (client.status !== 'end') client.disconnect();

@@ -80,6 +80,9 @@ const SECTIONS: readonly { title: string; variables: readonly string[] }[] = [
       'GRAPHQL_PERSISTED_DOCUMENTS',
       'GRAPHQL_TRUSTED_DOCUMENTS_ONLY',
       'GRAPHQL_APQ_TTL_SECONDS',
+      'GRAPHQL_APQ_REDIS_URL',
+      'GRAPHQL_APQ_REGISTRATIONS_PER_DAY',
+      'GRAPHQL_APQ_BYTES_PER_DAY',
     ],
   },
   {
@@ -88,7 +91,14 @@ const SECTIONS: readonly { title: string; variables: readonly string[] }[] = [
   },
   {
     title: 'Metrics and traces',
-    variables: ['METRICS_TOKEN', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_HEADERS'],
+    variables: [
+      'METRICS_TOKEN',
+      'METRICS_PORT',
+      'METRICS_HOST',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_SERVICE_NAME',
+      'OTEL_EXPORTER_OTLP_HEADERS',
+    ],
   },
   { title: 'Media tools', variables: ['FFMPEG_PATH', 'FFPROBE_PATH', 'POCKETSPHINX_PATH'] },
 ];

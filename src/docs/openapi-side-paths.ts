@@ -212,7 +212,8 @@ export const OPERATOR_PATHS = {
       operationId: 'metrics',
       tags: ['operators'],
       summary: 'Prometheus metrics (requests, tasks, credits, process)',
-      description: 'Open unless METRICS_TOKEN is set; then `Authorization: Bearer <METRICS_TOKEN>` is required.',
+      description:
+        'Here unless METRICS_PORT serves the metrics on a port of their own (then 404 here). Open unless METRICS_TOKEN is set; then `Authorization: Bearer <METRICS_TOKEN>` is required. In production one of the two must be set.',
       security: [{}, { metricsToken: [] }],
       responses: {
         '200': {

@@ -11,6 +11,7 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLFormattedErr
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { GqlContext } from './context.js';
+import { costLimitPlugin } from './cost-limit.plugin.js';
 import { boundedDocumentStore } from './document-store.js';
 import type { Executor } from './jit-executor.js';
 import type { OperationLimits } from './limits.js';
@@ -39,9 +40,10 @@ export interface ApolloOptions {
   format(error: GraphQLError): GraphQLFormattedError;
   /** The page a browser gets at GET /graphql (null: none, as in production). */
   landingPage: string | null;
-  /** Automatic persisted queries, trusted documents first (apq-cache.ts). */
+  /** Automatic persisted queries, trusted documents first (apq-cache.ts), registered by apqRegistration. */
   apqCache: KeyValueCache<string>;
   apqTtlSeconds: number;
+  apqRegistration: ApolloServerPlugin<GqlContext>;
   /** /metrics' registry, and the operation names its histogram may carry (trusted documents'). */
   metrics: { registry: Registry; operationNames: ReadonlySet<string> };
   log: Logger;
@@ -118,11 +120,13 @@ const landingPagePlugin = (html: string): ApolloServerPlugin<GqlContext> => ({
  * Apollo Server 5 for /graphql over HTTP, with what the hand-written door did and what Apollo adds:
  * - documents parsed and validated once per text (a documentStore bounded by text size), with the
  *   token cap in the parser and the operation limits (graphql-armor) beside the specification's
- *   rules; introspection refused by graphql-js's own rule when it is off;
+ *   rules; introspection refused by graphql-js's own rule when it is off; the cost limit weighed
+ *   with the request's variables before the operation runs;
  * - documents sent again run compiled (graphql-jit), through the gateway interface;
  * - the one error mapper for every error, with no stack traces; an operation that cannot run is
  *   400, an executed one 200, a mutation over GET 405 (Apollo's statuses are the contract's);
- * - automatic persisted queries over POST and GET, in a bounded cache shared through Redis;
+ * - automatic persisted queries over POST and GET, registered by authenticated callers within a
+ *   quota, in a bounded cache shared through a Redis of its own;
  * - CSRF prevention that lets API-key callers and the account area through;
  * - per-operation metrics; Apollo's cache-control, usage reporting and inline tracing are off.
  */
@@ -163,6 +167,8 @@ export async function startApollo(o: ApolloOptions): Promise<ApolloServer<GqlCon
       ApolloServerPluginUsageReportingDisabled(),
       ApolloServerPluginSchemaReportingDisabled(),
       doorRules,
+      costLimitPlugin(o.limits.checkCost),
+      o.apqRegistration,
       operationMetricsPlugin(o.metrics.registry, o.metrics.operationNames),
     ],
   });

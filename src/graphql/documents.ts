@@ -25,14 +25,16 @@ export type Prepared = { document: DocumentNode; errors?: undefined } | { docume
 
 /** Parses and validates the WebSocket door's operations, each distinct text once (HTTP: Apollo's documentStore, document-store.ts, with the same rules). */
 export interface DocumentCache {
-  prepare(query: string): Prepared;
+  /** The document of a text; with the operation's name and variables, also weighed by the cost limit as it will run. */
+  prepare(query: string, request?: { operationName?: string | null; variables?: Record<string, unknown> | null }): Prepared;
 }
 
 /**
  * Clients send the same few documents again and again, so each text is parsed and validated once
  * and the outcome kept, refusals included (a text's validity cannot change: the schema and the
  * rules are fixed for the process). The rules are the specification's, the operation limits
- * (depth, aliases, directives, cost), and, with introspection off, the rule that refuses it.
+ * (depth, aliases, directives), and, with introspection off, the rule that refuses it; the cost,
+ * which depends on the variables, is weighed on every prepare that names them.
  */
 export function documentCache(
   schema: GraphQLSchema,
@@ -47,13 +49,15 @@ export function documentCache(
     sizeCalculation: (_entry, query) => Math.max(1, query.length),
   });
   return {
-    prepare(query) {
+    prepare(query, request) {
       let entry = prepared.get(query);
       if (!entry) {
         entry = prepareOnce(schema, query, limits, rules);
         prepared.set(query, entry);
       }
-      return entry;
+      // The cost depends on the variables, so it is weighed each time, never kept with the text.
+      const refused = entry.document && request ? limits.checkCost({ document: entry.document, ...request }) : null;
+      return refused ? { errors: [refused] } : entry;
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,7 @@ import type { RateLimits } from '../http/rate-limit.js';
 import type { Services } from '../modules/services.js';
 import { startApollo } from './apollo.js';
 import { ApqCache } from './apq-cache.js';
+import { apqRegistrationPlugin } from './apq-registration.plugin.js';
 import { documentCache } from './documents.js';
 import { formatGraphqlError } from './errors.js';
 import { registerGraphqlHttp } from './http-route.js';
@@ -28,6 +30,18 @@ function accountPageManifest(): string | null {
 }
 
 /**
+ * The persisted queries' own Redis (GRAPHQL_APQ_REDIS_URL), closed with the app; null without one.
+ * Failed commands are the cache's to report (apq-cache.ts), once until it is back.
+ */
+function apqRedis(url: string | null, app: FastifyInstance): Redis | null {
+  if (!url) return null;
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+  app.addHook('onClose', async () => redis.disconnect());
+  return redis;
+}
+
+/**
  * Both GraphQL doors on one schema, with the same limits, error mapper and trusted documents: Apollo
  * Server over HTTP (apollo.ts, http-route.ts) and graphql-ws over WebSocket (websocket.ts). Throws
  * when GRAPHQL_PERSISTED_DOCUMENTS names a manifest that cannot be read or holds a bad document.
@@ -43,7 +57,7 @@ export async function registerGraphqlDoors(
 ): Promise<void> {
   const { config, log } = services;
   const schema = await buildGraphqlSchema(resolvers);
-  const operations = operationLimits(config.graphql);
+  const operations = operationLimits(config.graphql, schema);
   const documents = documentCache(schema, operations, config.graphql);
   const formatError = formatGraphqlError(log);
   const format = (error: Parameters<typeof formatError>[0]) => operations.hideSuggestions(formatError(error));
@@ -53,6 +67,7 @@ export async function registerGraphqlDoors(
   registerSubscriptions(app, { schema, services, documents, format, limits, trustProxy, trusted });
 
   const page = landingPage(schema, config);
+  const apqCache = new ApqCache(trusted, apqRedis(config.graphql.apqRedisUrl, app), config.graphql.apqTtlSeconds, config.apiKeyPepper, log);
   const apollo = await startApollo({
     schema,
     // Compiled documents run outside graphql-js, where OpenTelemetry's GraphQL instrumentation
@@ -62,8 +77,15 @@ export async function registerGraphqlDoors(
     introspection: config.graphql.introspection,
     format,
     landingPage: page,
-    apqCache: new ApqCache(trusted, limits.redis, config.graphql.apqTtlSeconds, log),
+    apqCache,
     apqTtlSeconds: config.graphql.apqTtlSeconds,
+    apqRegistration: apqRegistrationPlugin({
+      cache: apqCache,
+      checkCost: operations.checkCost,
+      limits,
+      perDay: config.graphql.apqRegistrationsPerDay,
+      bytesPerDay: config.graphql.apqBytesPerDay,
+    }),
     metrics: { registry: services.metrics.registry, operationNames: trusted.names },
     log: log as Logger,
     env: config.env,

@@ -15,8 +15,9 @@ export interface ErrorLog {
 export function formatGraphqlError(log: ErrorLog) {
   return (error: GraphQLError): GraphQLFormattedError => {
     const { message, locations, path } = error.toJSON();
-    // A field's error wraps what its resolver threw; the wrapper adds the path and locations.
-    const original = path && error.originalError ? error.originalError : error;
+    // A field's error wraps what its resolver threw; the wrapper adds the path and locations. A
+    // refusal of the whole request (no path) that wraps an AppError keeps its code too.
+    const original = (path || isAppError(error.originalError)) && error.originalError ? error.originalError : error;
     if (isAppError(original)) {
       return {
         message: original.message,

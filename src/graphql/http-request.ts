@@ -67,6 +67,21 @@ function checked(query: unknown, operationName: unknown, variables: unknown, ext
   };
 }
 
+/** A GET's query string made from checked parameters (objects as JSON), the only one Apollo reads. */
+export function searchOf(params: RequestParams): string {
+  const search = new URLSearchParams();
+  if (params.query !== undefined) search.set('query', params.query);
+  if (params.operationName != null) search.set('operationName', params.operationName);
+  if (params.variables != null) search.set('variables', JSON.stringify(params.variables));
+  if (params.extensions != null) search.set('extensions', JSON.stringify(params.extensions));
+  return search.toString();
+}
+
+/** A POST's body made from checked parameters: nothing else of what the caller sent reaches Apollo. */
+export function bodyOf(params: RequestParams): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined));
+}
+
 /** Each media range of an Accept header with its weight (q, 1 when not given). */
 
 /**

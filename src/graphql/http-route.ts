@@ -7,7 +7,7 @@ import { httpRequestContext, principalOf } from '../http/credentials.js';
 import type { Services } from '../modules/services.js';
 import { CSRF_PREFLIGHT_HEADERS } from './apollo.js';
 import { createGqlContext, type GqlContext } from './context.js';
-import { answerType, fromBody, fromQueryString, RequestRefused } from './http-request.js';
+import { answerType, bodyOf, fromBody, fromQueryString, RequestRefused, searchOf, type RequestParams } from './http-request.js';
 import type { TrustedDocuments } from './persisted-documents.js';
 
 export interface GraphqlHttpOptions {
@@ -31,9 +31,11 @@ export function registerGraphqlHttp(app: FastifyInstance, { apollo, services, tr
     const get = req.method === 'GET';
     const html = landingPage && get && prefersHtml(req.headers.accept);
     const type = answerType(req.headers.accept);
+    let admitted: RequestParams | null = null;
     if (!html) {
       const params = get ? fromQueryString(req.query) : fromBody(req.body);
       if (params instanceof RequestRefused) return refuse(reply, type, params);
+      admitted = params;
       const hash = (params.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined)?.sha256Hash;
       try {
         await trusted.admit(params.query, hash, () => principalOf(services.auth, req));
@@ -52,9 +54,17 @@ export function registerGraphqlHttp(app: FastifyInstance, { apollo, services, tr
     // cookie's too: the cookie is SameSite=Strict and a read changes nothing. Apollo's CSRF rule is
     // for requests that may change something (POST: there, only JSON bodies are ever parsed).
     if (get) headers.set('apollo-require-preflight', 'get');
-    const search = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
+    // Apollo is handed exactly the parameters checked above, never the raw URL or body: where the
+    // two would read a request differently (a `#` in the target, a repeated parameter, fields the
+    // check does not look at), Apollo would run what the check never saw.
+    const request = html ? null : admitted;
     const response = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: req.method, headers, search, body: req.body },
+      httpGraphQLRequest: {
+        method: req.method,
+        headers,
+        search: get && request ? `?${searchOf(request)}` : '',
+        body: get || !request ? undefined : bodyOf(request),
+      },
       // Apollo copies the context's own properties for each operation; the loaders are made on
       // first use (context.ts), so everything is reached through the prototype instead.
       context: async () => Object.create(createGqlContext(httpRequestContext(services.auth, req), services)) as GqlContext,

@@ -1,16 +1,18 @@
-import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
-import { GraphQLError, type GraphQLFormattedError, type ParseOptions, type ValidationRule } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ParseOptions, type ValidationRule } from 'graphql';
 import type { Config } from '../config.js';
+import { costLimit, type CostCheck } from './operation-cost.js';
 
 /** What both doors (HTTP and WebSocket) apply to an operation before running it. */
 export interface OperationLimits {
   /** The token cap, applied by graphql-js while parsing, before any other work. */
   parseOptions: ParseOptions;
-  /** Depth, aliases, directives and cost (graphql-armor), run beside the specification's rules. */
+  /** Depth, aliases and directives (graphql-armor), run beside the specification's rules. */
   validationRules: ValidationRule[];
+  /** The cost limit, asked after validation with the variables the operation will run with (operation-cost.ts). */
+  checkCost: CostCheck;
   /**
    * With introspection off, drops graphql-js's "Did you mean …?" from a message (it would spell out
    * the schema piece by piece); with it on, the schema is public and the hint helps, so it stays.
@@ -26,21 +28,22 @@ const report: RejectCallback = (context, error) => context?.reportError(new Grap
 const reject = { propagateOnRejection: false, onReject: [report] };
 
 /**
- * The operation limits from configuration (GRAPHQL_MAX_*), with graphql-armor. Fragments are counted
- * as if written inline, so naming a fragment neither hides nor adds depth or cost. Tokens are counted
- * by graphql-js's own `maxTokens`, inside the parser (armor's token limit wraps the parser of a
- * server framework rather than being a rule).
+ * The operation limits from configuration (GRAPHQL_MAX_*), with graphql-armor, and the cost limit
+ * (operation-cost.ts), which needs the variables. Fragments are counted as if written inline, so
+ * naming a fragment neither hides nor adds depth or cost. Tokens are counted by graphql-js's own
+ * `maxTokens`, inside the parser (armor's token limit wraps the parser of a server framework rather
+ * than being a rule).
  */
-export function operationLimits(limits: Config['graphql']): OperationLimits {
+export function operationLimits(limits: Config['graphql'], schema: GraphQLSchema): OperationLimits {
   const validationRules = [
     maxDepthRule({ n: limits.maxDepth, flattenFragments: true, ...reject }),
     maxAliasesRule({ n: limits.maxAliases, ...reject }),
     maxDirectivesRule({ n: limits.maxDirectives, ...reject }),
-    costLimitRule({ maxCost: limits.maxCost, flattenFragments: true, ...reject }),
   ];
   return {
     parseOptions: { maxTokens: limits.maxTokens },
     validationRules,
+    checkCost: costLimit(schema, limits.maxCost),
     hideSuggestions: limits.introspection
       ? (error) => error
       : (error) => ({ ...error, message: error.message.replace(/\s*Did you mean .*\?$/s, '') }),

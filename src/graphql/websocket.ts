@@ -223,8 +223,8 @@ export function registerSubscriptions(
         } catch (err) {
           return [errorOf(isAppError(err) ? err : new AppError('INTERNAL_ERROR'))];
         }
-        // The HTTP door's rules hold here too: tokens, depth, aliases, directives, cost, introspection.
-        const prepared = documents.prepare(query);
+        // The HTTP door's rules hold here too: tokens, depth, aliases, directives, introspection, and the cost with these variables.
+        const prepared = documents.prepare(query, payload);
         if (prepared.errors) return [...prepared.errors];
         // Queries and mutations go over HTTP, where each request meets the limits and answers once.
         const operation = getOperationAST(prepared.document, payload.operationName);

@@ -25,6 +25,11 @@ export interface RateLimits {
   byAddress(address: string): Promise<Count>;
   /** One point of an authenticated caller's bucket: an API key's id (or, on the WebSocket, a signed-in account's id). */
   byCaller(id: string): Promise<Count>;
+  /**
+   * A bucket of its own for a quota (`points` per `windowSeconds`, counted with the rate limits, where
+   * nothing evicts them): each call takes `cost` points of an id's bucket.
+   */
+  quota(prefix: string, points: number, windowSeconds: number): (id: string, cost: number) => Promise<Count>;
   /** The Redis connection (REDIS_URL), for other state shared between instances; null without it. */
   redis: Redis | null;
   close(): Promise<void>;
@@ -42,22 +47,26 @@ export function registerRateLimits(app: FastifyInstance, config: Config, auth: A
     ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false })
     : null;
   const watch = redis ? watchRedis(redis, app.log) : null;
-  const make = (prefix: string, points: number): RateLimiterAbstract =>
+  const make = (prefix: string, points: number, duration = WINDOW_SECONDS): RateLimiterAbstract =>
     redis
       ? new RateLimiterRedis({
           storeClient: redis,
           keyPrefix: `mediagate:rl:${prefix}`,
           points,
-          duration: WINDOW_SECONDS,
+          duration,
           // If Redis is down, limit in memory rather than refusing everyone or no one.
-          insuranceLimiter: new RateLimiterMemory({ points, duration: WINDOW_SECONDS }),
+          insuranceLimiter: new RateLimiterMemory({ points, duration }),
         })
-      : new RateLimiterMemory({ keyPrefix: prefix, points, duration: WINDOW_SECONDS });
+      : new RateLimiterMemory({ keyPrefix: prefix, points, duration });
   const byIp = make('ip', config.rateLimits.perIpPerMinute);
   const byKey = make('key', config.rateLimits.perKeyPerMinute);
   const limits: RateLimits = {
     byAddress: (address) => take(byIp, address, config.rateLimits.perIpPerMinute),
     byCaller: (id) => take(byKey, id, config.rateLimits.perKeyPerMinute),
+    quota(prefix, points, windowSeconds) {
+      const limiter = make(prefix, points, windowSeconds);
+      return (id, cost) => take(limiter, id, points, cost, windowSeconds);
+    },
     redis,
     async close() {
       watch?.stop();
@@ -109,12 +118,12 @@ function watchRedis(redis: Redis, log: FastifyBaseLogger): { stop(): void } {
   return { stop: () => void (stopped = true) };
 }
 
-/** Takes one point; a bucket with none left is a refusal, never an exception. */
-async function take(limiter: RateLimiterAbstract, id: string, limit: number): Promise<Count> {
+/** Takes one point (or `cost`); a bucket with too few left is a refusal, never an exception. */
+async function take(limiter: RateLimiterAbstract, id: string, limit: number, cost = 1, windowSeconds = WINDOW_SECONDS): Promise<Count> {
   let res: RateLimiterRes;
   let refused = false;
   try {
-    res = await limiter.consume(id);
+    res = await limiter.consume(id, cost);
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
     res = rejection;
@@ -128,7 +137,7 @@ async function take(limiter: RateLimiterAbstract, id: string, limit: number): Pr
     refused: new AppError('RATE_LIMITED', `Too many requests; retry in ${retryAfter} s.`, {
       retryAfterSeconds: retryAfter,
       limit,
-      windowSeconds: WINDOW_SECONDS,
+      windowSeconds,
     }),
   };
 }

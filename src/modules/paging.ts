@@ -32,10 +32,14 @@ export function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   return { createdAt, id };
 }
 
+/** A page's size when `first` is not given, and the most `first` may ask for. */
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
 /** Clamps a page size: default 20, at most 100. */
 export function pageSize(first: number | null | undefined): number {
-  if (first == null) return 20;
-  if (!Number.isInteger(first) || first < 1 || first > 100)
+  if (first == null) return DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE)
     throw new AppError('INVALID_INPUT', 'first must be 1 to 100.', { first: 'must be 1 to 100' });
   return first;
 }

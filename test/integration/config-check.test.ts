@@ -5,6 +5,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
+import { startRedis } from '../support/redis-server.js';
 
 // These tests start whole processes (the CLI, a gateway), each opening its own database: seconds of
 // CPU apiece, while another jest worker shares the two cores.
@@ -125,7 +126,15 @@ describe('mediagate config check', () => {
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout);
     expect(report).toMatchObject({ ok: true, problems: [] });
-    expect(report.checks.map((c: { name: string }) => c.name).sort()).toEqual(['database', 'ffmpeg', 'ffprobe', 'oidc', 'openai', 'redis']);
+    expect(report.checks.map((c: { name: string }) => c.name).sort()).toEqual([
+      'database',
+      'ffmpeg',
+      'ffprobe',
+      'metrics',
+      'oidc',
+      'openai',
+      'redis',
+    ]);
     for (const check of report.checks) expect(check).toEqual({ name: expect.any(String), ok: true, detail: expect.any(String) });
     expect(report.checks.find((c: { name: string }) => c.name === 'openai').detail).toContain('HTTP 401');
     expect(report.checks.find((c: { name: string }) => c.name === 'ffmpeg').detail).toContain('ffmpeg version 9.9-test');
@@ -140,7 +149,7 @@ describe('mediagate config check', () => {
 
     const human = await mediagate(['config', 'check'], env);
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/^ok +redis: .*answered PONG$/m);
+    expect(human.stdout).toMatch(/^ok +redis: .*answered PONG; its eviction policy could not be read: .*noeviction$/m);
     expect(human.stdout).toMatch(/^ok +database: /m);
     expect(human.stdout).toContain('  PORT=4000\n');
     expect(human.stdout.trim().split('\n').at(-1)).toBe('all well');
@@ -172,6 +181,67 @@ describe('mediagate config check', () => {
     } finally {
       server.kill('SIGTERM');
       await exited;
+    }
+  });
+
+  it('says where /metrics is served, and refuses it open on the service port in production (serve too)', async () => {
+    const production = { ...base, NODE_ENV: 'production' };
+    const open = JSON.parse((await mediagate(['--json', 'config', 'check'], production)).stdout);
+    expect(open.problems).toEqual([
+      {
+        field: 'METRICS_TOKEN',
+        message:
+          'required when NODE_ENV=production, unless METRICS_PORT serves /metrics on a port of its own (one the deployment does not publish)',
+      },
+    ]);
+    const serve = await mediagate(['serve'], { ...production, HOST: '127.0.0.1', PORT: '0' });
+    expect(serve.code).not.toBe(0);
+    expect(serve.stderr).toContain('  - METRICS_TOKEN: required when NODE_ENV=production');
+    const metricsOf = async (env: Record<string, string>) =>
+      JSON.parse((await mediagate(['--json', 'config', 'check'], env)).stdout).checks.find((c: { name: string }) => c.name === 'metrics');
+    expect(await metricsOf({ ...production, METRICS_PORT: '9464' })).toEqual({
+      name: 'metrics',
+      ok: true,
+      detail: 'on 0.0.0.0:9464 only, a listener of its own (PORT answers 404): publish PORT alone',
+    });
+    expect(await metricsOf(base)).toEqual({
+      name: 'metrics',
+      ok: true,
+      detail: 'on PORT 4000, open to anyone who reaches it (production needs METRICS_TOKEN or METRICS_PORT)',
+    });
+  });
+
+  it('checks each Redis’s eviction policy: the counters’ must be noeviction, the persisted queries’ a bounded allkeys cache, on another server', async () => {
+    const [counters, cache] = await Promise.all([
+      startRedis(['--maxmemory', '8mb', '--maxmemory-policy', 'volatile-lru']),
+      startRedis(['--maxmemory', '8mb', '--maxmemory-policy', 'allkeys-lru']),
+    ]);
+    try {
+      const report = JSON.parse(
+        (await mediagate(['--json', 'config', 'check'], { ...base, REDIS_URL: counters.url, GRAPHQL_APQ_REDIS_URL: cache.url })).stdout,
+      );
+      expect(report.checks.filter((c: { name: string }) => c.name.startsWith('redis'))).toEqual([
+        {
+          name: 'redis',
+          ok: false,
+          detail: `${counters.url} answered PONG, but maxmemory-policy volatile-lru, maxmemory 8388608: it holds the rate-limit counters and quotas, which must never be evicted: set maxmemory-policy noeviction`,
+        },
+        {
+          name: 'redis (persisted queries)',
+          ok: true,
+          detail: `${cache.url} answered PONG; maxmemory-policy allkeys-lru, maxmemory 8388608`,
+        },
+      ]);
+      // One server for both, whatever the database number: refused.
+      const shared = JSON.parse(
+        (await mediagate(['--json', 'config', 'check'], { ...base, REDIS_URL: `${cache.url}/0`, GRAPHQL_APQ_REDIS_URL: `${cache.url}/1` }))
+          .stdout,
+      );
+      expect(shared.problems).toEqual([
+        { field: 'GRAPHQL_APQ_REDIS_URL', message: expect.stringMatching(/^must name another Redis server than REDIS_URL/) },
+      ]);
+    } finally {
+      await Promise.all([counters.stop(), cache.stop()]);
     }
   });
 

@@ -89,8 +89,37 @@ describe('GraphQL operation limits', () => {
     expect((await h.gql('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
   });
 
+  /** An operation with these variables, through a door. */
+  const withVariablesOver: Record<keyof typeof doors, (query: string, variables: Record<string, unknown>) => Promise<Outcome>> = {
+    HTTP: async (query, variables) => {
+      const res = await h.request('POST', '/graphql', {
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      return { status: res.statusCode, ...res.json() };
+    },
+    WebSocket: (query, variables) =>
+      new Promise((resolve) =>
+        ws.subscribe(
+          { query, variables },
+          {
+            next: (msg) => resolve({ status: null, data: msg.data, errors: msg.errors as Outcome['errors'] }),
+            error: (errors) => resolve({ status: null, errors: errors as Outcome['errors'] }),
+            complete: () => resolve({ status: null }),
+          },
+        ),
+      ),
+  };
+  const overGet = async (query: string, variables: Record<string, unknown>): Promise<Outcome> => {
+    const res = await h.request('GET', `/graphql?${new URLSearchParams({ query, variables: JSON.stringify(variables) })}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    return { status: res.statusCode, ...res.json() };
+  };
+
   describe.each(Object.keys(doors) as (keyof typeof doors)[])('over %s', (door) => {
     const run = (query: string) => doors[door](query);
+    const withVariables = (query: string, variables: Record<string, unknown>) => withVariablesOver[door](query, variables);
     /** What the door serves: the HTTP door's query, or the same shape as a subscription on the socket. */
     const serves = (query: string, subscription: string) => run(door === 'HTTP' ? query : subscription);
     const job = (selection: string) => `subscription($id: ID!) { jobUpdated(id: $id) { ${selection} } }`;
@@ -108,16 +137,17 @@ describe('GraphQL operation limits', () => {
     };
 
     it('serves an operation at the depth limit and refuses one level more (fragments count as inline)', async () => {
-      expectServed(await serves(`{ jobs { edges { node { id } } } }`, job(`account { membership { plan } }`)));
+      // One row a page: an unsized page is the default 20 rows, past this test's cost limit of 100.
+      expectServed(await serves(`{ jobs(first: 1) { edges { node { id } } } }`, job(`account { membership { plan } }`)));
       expectServed(
         await serves(
-          `{ jobs { edges { ...E } } } fragment E on JobEdge { node { id } }`,
+          `{ jobs(first: 1) { edges { ...E } } } fragment E on JobEdge { node { id } }`,
           `${job('...J')} fragment J on Job { account { credits { available } } }`,
         ),
       );
-      expectRefused(await run(`{ jobs { edges { node { account { id } } } } }`), /depth limit of 4 exceeded, found 5/);
+      expectRefused(await run(`{ jobs(first: 1) { edges { node { account { id } } } } }`), /depth limit of 4 exceeded, found 5/);
       expectRefused(
-        await run(`{ jobs { edges { ...E } } } fragment E on JobEdge { node { account { id } } }`),
+        await run(`{ jobs(first: 1) { edges { ...E } } } fragment E on JobEdge { node { account { id } } }`),
         /depth limit of 4 exceeded, found 5/,
       );
     });
@@ -142,6 +172,23 @@ describe('GraphQL operation limits', () => {
       expectRefused(await run(`{ jobs(first: 10) { edges { node { id status } } } }`), /Cost limit of 100 exceeded, found 162/);
     });
 
+    it('weighs a page size given as a variable at its value, before the operation runs (the socket refuses the query after the cost)', async () => {
+      const page = 'query($n: Int) { jobs(first: $n) { edges { node { id status } } } }';
+      const cost = /Cost limit of 100 exceeded, found 162/;
+      expectRefused(await withVariables(page, { n: 10 }), cost);
+      if (door === 'HTTP') {
+        expectServed(await withVariables(page, { n: 5 }));
+        // Over GET too: the variables in the query string.
+        expectRefused(await overGet(page, { n: 10 }), cost);
+        expectServed(await overGet(page, { n: 5 }));
+      } else {
+        // Within the cost, the socket's own rule answers: queries go over HTTP.
+        expect((await withVariables(page, { n: 5 })).errors?.[0].message).toMatch(/^Only subscriptions are served over WebSocket/);
+      }
+      // Not given at all, a page is the default 20 rows: weighed so.
+      expectRefused(await withVariables(page, {}), /Cost limit of 100 exceeded, found 325/);
+    });
+
     it('refuses an operation past the token limit before validating it', async () => {
       const fields = (n: number) => Array.from({ length: n }, () => 'id').join(' ');
       // `{ me { … } }`: five tokens besides the fields; the subscription, with its variable, nineteen.
@@ -154,5 +201,72 @@ describe('GraphQL operation limits', () => {
       expectRefused(outcome, /Cannot query field "nam" on type "Account"/);
       expect(outcome.errors?.[0].message).toMatch(/Did you mean "name"\?$/);
     });
+  });
+});
+
+/** The finding as it was made, with the limits as shipped (15 aliases, cost 30,000): a page size as a variable weighed at its value. */
+describe('the cost limit with the default limits', () => {
+  let h: Harness;
+  let key: string;
+  beforeAll(async () => {
+    h = await createHarness();
+    ({ key } = await h.account());
+  });
+  afterAll(() => h.close());
+
+  const pages = (first: string) =>
+    `query Pages${first === '$n' ? '($n: Int)' : ''} { ${Array.from({ length: 15 }, (_, i) => `p${i}: jobs(first: ${first}) { edges { node { id status operation createdAt } } }`).join(' ')} }`;
+  const post = async (query: string, variables: Record<string, unknown>) => {
+    const res = await h.request('POST', '/graphql', {
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: res.statusCode, body: res.json() };
+  };
+  const get = async (query: string, variables: Record<string, unknown>) => {
+    const res = await h.request('GET', `/graphql?${new URLSearchParams({ query, variables: JSON.stringify(variables) })}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    return { status: res.statusCode, body: res.json() };
+  };
+  const refused = {
+    status: 400,
+    body: { errors: [{ message: 'Query Cost limit of 30000 exceeded, found 34500.', extensions: { code: 'INVALID_INPUT' } }] },
+  };
+
+  it('refuses 15 pages of jobs(first: $n) with n = 100 as it refuses the literal first: 100, over POST and GET, and serves n = 1', async () => {
+    expect(await post(pages('100'), {})).toEqual(refused);
+    for (const send of [post, get]) {
+      expect(await send(pages('$n'), { n: 100 })).toEqual(refused);
+      const served = await send(pages('$n'), { n: 1 });
+      expect(served.status).toBe(200);
+      expect(Object.keys(served.body.data)).toHaveLength(15);
+    }
+  });
+
+  it('refuses it on the WebSocket too, by its cost, before the socket’s own rule (queries go over HTTP)', async () => {
+    const ws = createClient({
+      url: `${h.url.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${key}` },
+      retryAttempts: 0,
+    });
+    const first = (variables: Record<string, unknown>) =>
+      new Promise<Outcome['errors']>((resolve) =>
+        ws.subscribe(
+          { query: pages('$n'), variables },
+          {
+            next: (m) => resolve(m.errors as Outcome['errors']),
+            error: (e) => resolve(e as Outcome['errors']),
+            complete: () => resolve([]),
+          },
+        ),
+      );
+    try {
+      expect(await first({ n: 100 })).toEqual(refused.body.errors);
+      expect((await first({ n: 1 }))?.[0].message).toMatch(/^Only subscriptions are served over WebSocket/);
+    } finally {
+      await ws.dispose();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,6 +131,50 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
         (await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: bearer(key) })).json().errors[0]
           .message,
       ).toMatch(UNTRUSTED);
+    });
+
+    /** A GET whose request target is sent exactly as written (fetch would drop a fragment, or encode it). */
+    const rawGet = (target: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const { hostname, port } = new URL(h.url);
+        const req = httpRequest({ host: hostname, port, method: 'GET', path: target, headers }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+
+    it('never runs an untrusted query hidden behind a `#` or a repeated parameter: Apollo runs only what was checked', async () => {
+      const { key } = await h.account();
+      const trustedHash = encodeURIComponent(JSON.stringify(persisted(sha256(JOBS))));
+      const untrusted = encodeURIComponent('{ me { id name } }');
+      // The router reads the query string from the `#`, where it finds only the trusted hash; a reader
+      // of everything after the first `?` finds the untrusted query.
+      const hidden = await rawGet(`/graphql#extensions=${trustedHash}&z=?query=${untrusted}`, bearer(key));
+      expect(hidden.status).toBe(400);
+      expect(JSON.parse(hidden.body)).toMatchObject({ error: { code: 'INVALID_INPUT', details: { target: 'contains #' } } });
+      expect(hidden.body).not.toContain('Test account');
+      // On every route, not only /graphql.
+      for (const target of ['/healthz#x', '/api/jobs/1#?x=1', '/metrics#'])
+        expect([target, (await rawGet(target, bearer(key))).status]).toEqual([target, 400]);
+      // A query given twice: refused, whichever of the two a reader would take.
+      for (const target of [
+        `/graphql?query=${encodeURIComponent(JOBS)}&query=${untrusted}`,
+        `/graphql?extensions=${trustedHash}&query=${untrusted}`,
+      ]) {
+        const twice = await rawGet(target, bearer(key));
+        expect([target, twice.status]).toEqual([target, 400]);
+        expect(twice.body).not.toContain('Test account');
+      }
+      // An encoded `#` inside a value is only a character of it: the trusted document runs.
+      const encoded = await rawGet(
+        `/graphql?extensions=${trustedHash}&variables=${encodeURIComponent(JSON.stringify({ n: 1 }))}&z=%23`,
+        bearer(key),
+      );
+      expect([encoded.status, JSON.parse(encoded.body)]).toEqual([200, { data: { jobs: { edges: [] } } }]);
     });
 
     it('lets analysts and admins write their own queries (the credit history among them)', async () => {

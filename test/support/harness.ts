@@ -12,6 +12,8 @@ import { WebhookSecretRepository } from '../../src/modules/webhooks/webhook-secr
 import { createTestDatabase, type TestDatabase, type TestDatabaseKind } from './test-database.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
+/** The metrics token of a harness in production (createHarness). */
+export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
 
 /** An HTTP answer, read whole. */
 export interface TestResponse {
@@ -77,6 +79,8 @@ export async function createHarness(
       LOG_LEVEL: 'silent',
       API_KEY_PEPPER: TEST_PEPPER,
       MEDIAGATE_DATA_DIR: '/tmp/mediagate-test-unused',
+      // Production refuses to serve /metrics openly: a test of production gets a token unless it names its own setting.
+      ...(env.NODE_ENV === 'production' ? { METRICS_TOKEN: TEST_METRICS_TOKEN } : {}),
       ...env,
     }),
   );

@@ -37,6 +37,7 @@ describe('configuration', () => {
     expect(reading.problems.map((p) => p.field).sort()).toEqual([
       'API_KEY_PEPPER',
       'COBALT_API_URL',
+      'METRICS_TOKEN',
       'OIDC_ISSUER',
       'PORT',
       'TRANSCRIBE_PROVIDERS.1',

@@ -204,6 +204,12 @@ function manifestProblems(files: Map<string, string>): string[] {
         );
       if (name === 'gateway' && !c.ports?.some((p) => p.containerPort === config.port))
         problems.push(`the gateway's container port is not PORT (${config.port})`);
+      if (
+        name === 'gateway' &&
+        config.metricsPort !== null &&
+        !c.ports?.some((p) => p.name === 'metrics' && p.containerPort === config.metricsPort)
+      )
+        problems.push(`the gateway's port named metrics is not METRICS_PORT (${config.metricsPort})`);
     } catch (err) {
       problems.push(`${name}: ${(err as Error).message}`);
     }
@@ -244,8 +250,12 @@ function manifestProblems(files: Map<string, string>): string[] {
     if (!['Ingress', 'Egress'].every((t) => policy.spec.policyTypes?.includes(t)))
       problems.push(`the ${name}'s NetworkPolicy does not fence both directions`);
     const ingressPorts = (policy.spec.ingress ?? []).flatMap((r: any) => (r.ports ?? [{ port: undefined }]).map((p: any) => p.port));
-    if (name === 'gateway' && (!ingressPorts.length || !ingressPorts.every(isGatewayPort)))
-      problems.push("the gateway's NetworkPolicy does not admit its port alone");
+    // Its port, and the metrics port (METRICS_PORT) for Prometheus: the Service exposes the first alone.
+    const metricsPort = g.ports?.find((p) => p.name === 'metrics');
+    const admitted = (p: string | number | undefined) =>
+      isGatewayPort(p) || (!!metricsPort && (p === metricsPort.name || p === metricsPort.containerPort));
+    if (name === 'gateway' && (!ingressPorts.length || !ingressPorts.every(admitted)))
+      problems.push("the gateway's NetworkPolicy does not admit its port (and its metrics port) alone");
     if (name === 'worker' && ingressPorts.length) problems.push("the worker's NetworkPolicy admits connections");
     const egress: any[] = policy.spec.egress ?? [];
     const reaches = (port: number, protocol = 'TCP') =>

@@ -4,7 +4,7 @@ import { operationLimits } from '../../src/graphql/limits.js';
 
 describe('the GraphQL document cache', () => {
   const schema = buildSchema('type Query { a: Int, b(s: String): Int }');
-  const limits = operationLimits({ maxDepth: 10, maxAliases: 15, maxTokens: 1000, maxCost: 30000, maxDirectives: 50 } as never);
+  const limits = operationLimits({ maxDepth: 10, maxAliases: 15, maxTokens: 1000, maxCost: 30000, maxDirectives: 50 } as never, schema);
   const cache = () => documentCache(schema, limits, { introspection: false });
 
   it('parses and validates a text once, refusals included', () => {
