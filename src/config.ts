@@ -157,6 +157,51 @@ const envSchema = z.object({
   PROBE_TIMEOUT_SECONDS: seconds(10),
   /** Formats probed at most per parse while looking for a silent one (mode mute). */
   PROBE_MAX_CANDIDATES: z.coerce.number().int().min(0).max(20).default(3),
+  /** Bytes all probes of the process may hold at once (fetched media parts); a probe that cannot have more is given up. */
+  PROBE_MEMORY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .default(32 * 1024 * 1024)
+    .describe(
+      'Bytes of media all probes of one gateway process may hold in memory at once, in bytes (default 33554432, 32 MiB). A probe that cannot have the bytes it needs at once is given up: the format’s size, length, codecs and sound stay null, the parse goes on.',
+    ),
+  /** Probes running at once in the process; past it a probe is skipped, not waited for. */
+  PROBE_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64)
+    .describe(
+      'Media probes one gateway process runs at once (default 64). A probe past it is skipped at once, never waited for: the format’s unknown fields stay null.',
+    ),
+  /** Probes one account may have running at once; past it its probes are skipped. */
+  PROBE_MAX_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(8)
+    .describe(
+      'Media probes one account may have running at once in one gateway process (default 8; a parse in mode mute runs up to PROBE_MAX_CANDIDATES of them). Past it the account’s probes are skipped: unknown fields stay null.',
+    ),
+  /** ffprobe processes probes may run at once (the fallback for what the in-process reader cannot read). */
+  PROBE_FFPROBE_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(4)
+    .describe(
+      'ffprobe processes media probes may run at once in one gateway process (default 4; 0: never), for what the in-process reader cannot read. A probe that finds none free is given up at once.',
+    ),
+  /** Largest part of a file (an MP4's moov box, a playlist's first segment) the in-process reader loads; a larger one is left to ffprobe's streaming read. */
+  PROBE_MAX_PART_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .default(4 * 1024 * 1024)
+    .describe(
+      'Largest single part of a media file the in-process reader loads into memory, in bytes (default 4194304, 4 MiB): an MP4’s moov box, an HLS playlist’s first segment. A larger part is read by ffprobe as a stream through the gateway’s relay, within what is left of PROBE_MAX_BYTES, or given up.',
+    ),
   /** Time one webhook delivery may take, and the first wait before a failed one is tried again (it doubles, for more than a day). */
   WEBHOOK_TIMEOUT_SECONDS: seconds(10),
   WEBHOOK_RETRY_DELAY_SECONDS: seconds(30),
@@ -283,6 +328,12 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
     broken: (e) => !!e.OIDC_CLIENT_ID && !e.OIDC_ISSUER,
   },
   {
+    reads: ['PROBE_MAX_PART_BYTES', 'PROBE_MEMORY_BYTES'],
+    field: 'PROBE_MAX_PART_BYTES',
+    message: 'must be at most PROBE_MEMORY_BYTES (a part larger than all probes may hold could never be read)',
+    broken: (e) => e.PROBE_MAX_PART_BYTES > e.PROBE_MEMORY_BYTES,
+  },
+  {
     reads: ['PARSE_PROVIDERS', 'COBALT_API_URL'],
     field: 'COBALT_API_URL',
     message: 'required when PARSE_PROVIDERS includes cobalt',
@@ -382,7 +433,16 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
     pageMaxBytes: e.PAGE_MAX_BYTES,
     manifestMaxBytes: e.MANIFEST_MAX_BYTES,
     parseMaxItems: e.PARSE_MAX_ITEMS,
-    probe: { maxBytes: e.PROBE_MAX_BYTES, timeoutMs: e.PROBE_TIMEOUT_SECONDS * 1000, maxCandidates: e.PROBE_MAX_CANDIDATES },
+    probe: {
+      maxBytes: e.PROBE_MAX_BYTES,
+      timeoutMs: e.PROBE_TIMEOUT_SECONDS * 1000,
+      maxCandidates: e.PROBE_MAX_CANDIDATES,
+      memoryBytes: e.PROBE_MEMORY_BYTES,
+      concurrency: e.PROBE_CONCURRENCY,
+      maxPerAccount: e.PROBE_MAX_PER_ACCOUNT,
+      ffprobeConcurrency: e.PROBE_FFPROBE_CONCURRENCY,
+      maxPartBytes: e.PROBE_MAX_PART_BYTES,
+    },
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
     webhooks: { timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000, retryDelaySeconds: e.WEBHOOK_RETRY_DELAY_SECONDS },
     graphql: {

@@ -110,6 +110,8 @@ export async function readContainer(bytes: ByteSource | Uint8Array, options: Con
             }),
           // The reader fetches in blocks of its own; a failure outside a pending read is already kept.
           handleUnhandledError: () => undefined,
+          // The bytes live in one place, the byte source, which counts them; a cache here would keep copies nobody counts.
+          maxCacheSize: 0,
         });
   // Each Source makes a FinalizationRegistry for references left unfreed; this one's are freed in
   // `finally`, and the registry's weak cells cost a full collection every few hundred reads.
