@@ -15,7 +15,8 @@ export class UnreadableContainerError extends Error {
 /** Where the bytes come from: a file read in parts over the network (size known), or bytes in memory. */
 export interface ByteSource {
   size: number;
-  read(start: number, end: number): Promise<Uint8Array>;
+  /** The bytes [start, end): whole, or as a stream of pieces that add up to them. */
+  read(start: number, end: number): Promise<Uint8Array | ReadableStream<Uint8Array>>;
 }
 
 /**

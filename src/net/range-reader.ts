@@ -116,8 +116,8 @@ export class RangeReader {
     return this.size;
   }
 
-  /** The file's bytes [start, end), fetched as needed. */
-  async read(start: number, end: number): Promise<Uint8Array> {
+  /** The file's bytes [start, end), fetched as needed: one buffer, or a stream of pieces when the part lies across requests (never copied here). */
+  async read(start: number, end: number): Promise<Uint8Array | ReadableStream<Uint8Array>> {
     if (this.released) throw new Error('The reader was released.');
     if (start < 0 || end > this.size || end < start) throw new RangeError(`bytes ${start}-${end} lie outside the file's ${this.size}`);
     // A part larger than all that may be fetched (a box claiming gigabytes) fails before any block is counted.
@@ -126,8 +126,8 @@ export class RangeReader {
     if (end - start > maxPart) throw new PartTooLargeError(end - start, maxPart);
     const first = Math.floor(start / this.block);
     const last = Math.floor((Math.max(end, start + 1) - 1) / this.block);
-    // The parser copies the part it is handed, and a part across requests is copied here first: counted until taken.
-    this.handOver(end - start, this.blocks.get(first) !== undefined && this.blocks.get(first) === this.blocks.get(last) ? 1 : 2);
+    // The parser has a buffer for the part waiting on it, and copies the part into it: counted until it has taken it.
+    const handedOver = this.handOver(end - start);
     // The runs holding the part, each kept (pinned) from the moment it is found; neighbouring
     // blocks not yet asked for go in one request.
     const runs: Run[] = [];
@@ -143,15 +143,20 @@ export class RangeReader {
         runs.push(run);
       }
     }
-    const buffers = await this.settle(runs);
-    if (runs.length === 1) return buffers[0].subarray(start - runs[0].from, end - runs[0].from);
-    const part = Buffer.allocUnsafe(end - start);
-    runs.forEach((run, k) => {
-      const from = Math.max(start, run.from);
-      const to = Math.min(end, run.to);
-      buffers[k].copy(part, from - start, from - run.from, to - run.from);
+    let buffers: Buffer[];
+    try {
+      buffers = await this.settle(runs);
+    } finally {
+      handedOver();
+    }
+    const pieces = runs.map((run, k) => buffers[k].subarray(Math.max(start, run.from) - run.from, Math.min(end, run.to) - run.from));
+    if (pieces.length === 1) return pieces[0];
+    return new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const piece of pieces) controller.enqueue(piece);
+        controller.close();
+      },
     });
-    return part;
   }
 
   /** The bytes already fetched from the start of the file (what is known without another request). */
@@ -185,13 +190,15 @@ export class RangeReader {
     }
   }
 
-  /** Counts `copies` copies of a part of `length` bytes until the reader's caller has taken them (the turn after). Parts under a block are not counted. */
-  private handOver(length: number, copies: number): void {
+  /**
+   * Counts the caller's copy of a part of `length` bytes, from now until the turn after the part is
+   * answered (when the caller has taken it): the returned function ends it. Parts under a block are not counted.
+   */
+  private handOver(length: number): () => void {
     const memory = this.options.memory;
-    if (!memory || length < this.block) return;
-    const bytes = length * copies;
-    if (!memory.reserve(bytes)) throw new MemoryBudgetError(bytes);
-    setImmediate(() => memory.free(bytes));
+    if (!memory || length < this.block) return () => undefined;
+    if (!memory.reserve(length)) throw new MemoryBudgetError(length);
+    return () => void setImmediate(() => memory.free(length));
   }
 
   /** Drops the least recently read runs nobody waits on until `incoming` more bytes fit under maxHeldBytes. */

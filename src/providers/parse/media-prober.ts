@@ -109,8 +109,8 @@ export class MediaProber {
       timeoutMs: left(),
       memory: lease,
       maxPartBytes,
-      maxHeldBytes: maxPartBytes + 2 * MAX_RUN_BYTES,
-      maxRunBytes: MAX_RUN_BYTES,
+      maxHeldBytes: maxPartBytes + 2 * Math.min(MAX_RUN_BYTES, maxPartBytes),
+      maxRunBytes: Math.min(MAX_RUN_BYTES, maxPartBytes),
     });
     try {
       await ranges.open();
