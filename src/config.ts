@@ -189,9 +189,9 @@ const envSchema = z.object({
     .number()
     .int()
     .min(0)
-    .default(4)
+    .default(2)
     .describe(
-      'ffprobe processes media probes may run at once in one gateway process (default 4; 0: never), for what the in-process reader cannot read. A probe that finds none free is given up at once.',
+      'ffprobe processes media probes may run at once in one gateway process (default 2; 0: never), for what the in-process reader cannot read (each may take tens of MiB of its own). A probe that finds none free is given up at once.',
     ),
   /** Largest part of a file (an MP4's moov box, a playlist's first segment) the in-process reader loads; a larger one is left to ffprobe's streaming read. */
   PROBE_MAX_PART_BYTES: z.coerce

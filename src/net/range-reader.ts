@@ -120,10 +120,7 @@ export class RangeReader {
   async read(start: number, end: number): Promise<Uint8Array | ReadableStream<Uint8Array>> {
     if (this.released) throw new Error('The reader was released.');
     if (start < 0 || end > this.size || end < start) throw new RangeError(`bytes ${start}-${end} lie outside the file's ${this.size}`);
-    // A part larger than all that may be fetched (a box claiming gigabytes) fails before any block is counted.
-    if (end - start > this.options.maxBytes) throw this.tooLarge();
-    const maxPart = this.options.maxPartBytes ?? this.options.maxBytes;
-    if (end - start > maxPart) throw new PartTooLargeError(end - start, maxPart);
+    this.check(start, end);
     const first = Math.floor(start / this.block);
     const last = Math.floor((Math.max(end, start + 1) - 1) / this.block);
     // The parser has a buffer for the part waiting on it, and copies the part into it: counted until it has taken it.
@@ -157,6 +154,14 @@ export class RangeReader {
         controller.close();
       },
     });
+  }
+
+  /** Throws for a part this reader will not load, before anything is fetched or made room for. */
+  check(start: number, end: number): void {
+    // A part larger than all that may be fetched (a box claiming gigabytes) fails before any block is counted.
+    if (end - start > this.options.maxBytes) throw this.tooLarge();
+    const maxPart = this.options.maxPartBytes ?? this.options.maxBytes;
+    if (end - start > maxPart) throw new PartTooLargeError(end - start, maxPart);
   }
 
   /** The bytes already fetched from the start of the file (what is known without another request). */
