@@ -164,12 +164,12 @@ describe.each(TEST_DATABASES)('ten hostile mute parses at once against a gateway
       expect(await h.ledgerSums(a.accountId)).toEqual({ available: balances[i].available, held: 0 });
     }
     const growthMb = (peak - baseline) / MiB;
+    const figures = probeFigures(await (await fetch(`${gateway.url}/metrics`)).text());
     if (process.env.PROBE_MEMORY_REPORT)
       console.log(
-        `RSS ${Math.round(baseline / MiB)} MiB before, peak +${growthMb.toFixed(1)} MiB; ffprobe children at most ${Math.round(childrenPeak / MiB)} MiB`,
+        `RSS ${Math.round(baseline / MiB)} MiB before, peak +${growthMb.toFixed(1)} MiB; budget peak ${figures.peakBytes} bytes; ffprobe children at most ${Math.round(childrenPeak / MiB)} MiB`,
       );
     expect(growthMb).toBeLessThan(MAX_GROWTH_MB);
-    const figures = probeFigures(await (await fetch(`${gateway.url}/metrics`)).text());
     expect(figures.limitBytes).toBe(32 * MiB);
     expect(figures.peakBytes).toBeGreaterThan(0);
     expect(figures.peakBytes).toBeLessThanOrEqual(figures.limitBytes);
