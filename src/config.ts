@@ -253,6 +253,46 @@ const envSchema = z.object({
     .max(20)
     .default(3)
     .describe('Formats read at most per parse while looking for a silent one (`mode: mute`).'),
+  PROBE_MEMORY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .default(32 * 1024 * 1024)
+    .describe(
+      'Bytes of media all probes of one gateway process may hold in memory at once. A probe that cannot have the bytes it needs at once is given up: the format’s size, length, codecs and sound stay null, the parse goes on.',
+    ),
+  PROBE_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64)
+    .describe(
+      'Media probes one gateway process runs at once. A probe past it is skipped at once, never waited for: the format’s unknown fields stay null.',
+    ),
+  PROBE_MAX_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(8)
+    .describe(
+      'Media probes one account may have running at once in one gateway process (a parse in mode `mute` runs up to `PROBE_MAX_CANDIDATES` of them). Past it the account’s probes are skipped: unknown fields stay null.',
+    ),
+  PROBE_FFPROBE_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(2)
+    .describe(
+      'ffprobe processes media probes may run at once in one gateway process (`0`: never), for what the in-process reader cannot read (each may take tens of MiB of its own). A probe that finds none free is given up at once.',
+    ),
+  PROBE_MAX_PART_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .default(4 * 1024 * 1024)
+    .describe(
+      'Largest single part of a media file the in-process reader loads into memory: an MP4’s moov box, an HLS playlist’s first segment. A larger part is read by ffprobe as a stream through the gateway’s relay, within what is left of `PROBE_MAX_BYTES`, or given up.',
+    ),
   WEBHOOK_TIMEOUT_SECONDS: seconds(10).describe('Time one webhook delivery may take.'),
   WEBHOOK_RETRY_DELAY_SECONDS: seconds(30).describe(
     'The first wait before a failed webhook delivery is tried again; it doubles, up to 3 h, for more than a day.',
@@ -527,6 +567,12 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
     broken: (e) => !!e.OIDC_CLIENT_ID && !e.OIDC_ISSUER,
   },
   {
+    reads: ['PROBE_MAX_PART_BYTES', 'PROBE_MEMORY_BYTES'],
+    field: 'PROBE_MAX_PART_BYTES',
+    message: 'must be at most PROBE_MEMORY_BYTES (a part larger than all probes may hold could never be read)',
+    broken: (e) => e.PROBE_MAX_PART_BYTES > e.PROBE_MEMORY_BYTES,
+  },
+  {
     reads: ['PARSE_PROVIDERS', 'COBALT_API_URL'],
     field: 'COBALT_API_URL',
     message: 'required when PARSE_PROVIDERS includes cobalt',
@@ -662,7 +708,16 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
     pageMaxBytes: e.PAGE_MAX_BYTES,
     manifestMaxBytes: e.MANIFEST_MAX_BYTES,
     parseMaxItems: e.PARSE_MAX_ITEMS,
-    probe: { maxBytes: e.PROBE_MAX_BYTES, timeoutMs: e.PROBE_TIMEOUT_SECONDS * 1000, maxCandidates: e.PROBE_MAX_CANDIDATES },
+    probe: {
+      maxBytes: e.PROBE_MAX_BYTES,
+      timeoutMs: e.PROBE_TIMEOUT_SECONDS * 1000,
+      maxCandidates: e.PROBE_MAX_CANDIDATES,
+      memoryBytes: e.PROBE_MEMORY_BYTES,
+      concurrency: e.PROBE_CONCURRENCY,
+      maxPerAccount: e.PROBE_MAX_PER_ACCOUNT,
+      ffprobeConcurrency: e.PROBE_FFPROBE_CONCURRENCY,
+      maxPartBytes: e.PROBE_MAX_PART_BYTES,
+    },
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
     webhooks: { timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000, retryDelaySeconds: e.WEBHOOK_RETRY_DELAY_SECONDS },
     graphql: {

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Prometheus metrics of one process (its own registry, so several apps in one test process do not
@@ -42,6 +42,52 @@ export class Metrics {
     labelNames: ['how'] as const,
     registers: [this.registry],
   });
+
+  readonly probeMemory = new Gauge({
+    name: 'mediagate_probe_memory_bytes',
+    help: 'Bytes of media held by media probes now (counted against PROBE_MEMORY_BYTES)',
+    registers: [this.registry],
+  });
+
+  readonly probeMemoryPeak = new Gauge({
+    name: 'mediagate_probe_memory_peak_bytes',
+    help: 'The most bytes of media media probes held at once since the process started (never above PROBE_MEMORY_BYTES)',
+    registers: [this.registry],
+  });
+
+  readonly probeMemoryLimit = new Gauge({
+    name: 'mediagate_probe_memory_limit_bytes',
+    help: 'Bytes of media all media probes may hold at once (PROBE_MEMORY_BYTES)',
+    registers: [this.registry],
+  });
+
+  readonly probesRunning = new Gauge({
+    name: 'mediagate_probes_running',
+    help: 'Media probes running now (at most PROBE_CONCURRENCY), and of them with an ffprobe process (kind="ffprobe", at most PROBE_FFPROBE_CONCURRENCY)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly probesSkipped = new Counter({
+    name: 'mediagate_probes_skipped_total',
+    help: 'Media probes given up for want of budget, by what was lacking: probes (PROBE_CONCURRENCY), account (PROBE_MAX_PER_ACCOUNT), bytes (PROBE_MEMORY_BYTES), ffprobe (PROBE_FFPROBE_CONCURRENCY)',
+    labelNames: ['why'] as const,
+    registers: [this.registry],
+  });
+
+  /** What the probe budget holds now. */
+  probeBudget(state: { bytes: number; peakBytes: number; probes: number; ffprobes: number }): void {
+    this.probeMemory.set(state.bytes);
+    this.probeMemoryPeak.set(state.peakBytes);
+    this.probesRunning.set({ kind: 'all' }, state.probes);
+    this.probesRunning.set({ kind: 'ffprobe' }, state.ffprobes);
+  }
+
+  /** The probe budget's bytes, shown beside what it holds (all at zero until the first probe). */
+  probeBudgetLimit(bytes: number): void {
+    this.probeMemoryLimit.set(bytes);
+    this.probeBudget({ bytes: 0, peakBytes: 0, probes: 0, ffprobes: 0 });
+  }
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'mediagate_' });

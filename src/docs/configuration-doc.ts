@@ -32,6 +32,11 @@ const SECTIONS: readonly { title: string; variables: readonly string[] }[] = [
       'PROBE_MAX_BYTES',
       'PROBE_TIMEOUT_SECONDS',
       'PROBE_MAX_CANDIDATES',
+      'PROBE_MAX_PART_BYTES',
+      'PROBE_MEMORY_BYTES',
+      'PROBE_CONCURRENCY',
+      'PROBE_MAX_PER_ACCOUNT',
+      'PROBE_FFPROBE_CONCURRENCY',
     ],
   },
   {

@@ -15,7 +15,10 @@ export class UnreadableContainerError extends Error {
 /** Where the bytes come from: a file read in parts over the network (size known), or bytes in memory. */
 export interface ByteSource {
   size: number;
-  read(start: number, end: number): Promise<Uint8Array>;
+  /** The bytes [start, end): whole, or as a stream of pieces that add up to them. */
+  read(start: number, end: number): Promise<Uint8Array | ReadableStream<Uint8Array>>;
+  /** Throws for a part the source will not load, before the parser makes room for it. */
+  check?(start: number, end: number): void;
 }
 
 /**
@@ -110,10 +113,13 @@ export async function readContainer(bytes: ByteSource | Uint8Array, options: Con
             }),
           // The reader fetches in blocks of its own; a failure outside a pending read is already kept.
           handleUnhandledError: () => undefined,
+          // The bytes live in one place, the byte source, which counts them; a cache here would keep copies nobody counts.
+          maxCacheSize: 0,
         });
   // Each Source makes a FinalizationRegistry for references left unfreed; this one's are freed in
   // `finally`, and the registry's weak cells cost a full collection every few hundred reads.
   dropFinalizationRegistry(source);
+  if (!(bytes instanceof Uint8Array) && bytes.check) refuseEarly(source, bytes.check.bind(bytes), (err) => (fetchFailure ??= err));
   const input = new Input({ source, formats });
   try {
     const read = async (): Promise<StreamFacts> => {
@@ -162,6 +168,27 @@ export async function readContainer(bytes: ByteSource | Uint8Array, options: Con
 function dropFinalizationRegistry(source: Source): void {
   const watched = source as unknown as { _refFinalizationRegistry?: unknown };
   if ('_refFinalizationRegistry' in watched) watched._refFinalizationRegistry = null;
+}
+
+/**
+ * mediabunny makes a buffer for a part as soon as the parser asks for it, before the source is
+ * asked (a moov box claiming 15 MiB: 15 MiB, zeroed), so a part the source will not load is refused
+ * at its own entry point (internal, so looked up, not assumed: without it the source refuses the
+ * part itself, after that buffer is made).
+ */
+function refuseEarly(source: Source, check: (start: number, end: number) => void, failed: (err: unknown) => void): void {
+  const entry = source as unknown as { _read?: (start: number, end: number, ...rest: unknown[]) => unknown };
+  const read = entry._read;
+  if (typeof read !== 'function') return;
+  entry._read = (start, end, ...rest) => {
+    try {
+      check(start, end);
+    } catch (err) {
+      failed(err);
+      return Promise.reject(err);
+    }
+    return read.call(source, start, end, ...rest);
+  };
 }
 
 /** The parser may wait on a part that will never come: the caller's deadline ends the wait. */

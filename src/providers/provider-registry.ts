@@ -7,6 +7,7 @@ import type { GuardedHttpClient } from '../net/guarded-client.js';
 import { BuiltinParseProvider } from './parse/builtin.adapter.js';
 import { CobaltParseProvider } from './parse/cobalt.adapter.js';
 import { MediaProber } from './parse/media-prober.js';
+import { ProbeBudget } from './parse/probe.budget.js';
 import { YtdlpParseProvider } from './parse/ytdlp.adapter.js';
 import type { ParseProvider } from './parse/parse.types.js';
 import { AssemblyAiTranscriptionProvider } from './transcription/assemblyai.adapter.js';
@@ -17,6 +18,17 @@ import type { TranscriptionProvider } from './transcription/transcription.types.
 
 /** The configured parse providers, in failover order (PARSE_PROVIDERS). */
 export function buildParseProviders(config: Config, client: GuardedHttpClient, metrics?: Metrics): ParseProvider[] {
+  // One budget for every probe of the process.
+  const budget = new ProbeBudget(
+    {
+      maxBytes: config.probe.memoryBytes,
+      maxProbes: config.probe.concurrency,
+      maxPerAccount: config.probe.maxPerAccount,
+      maxFfprobes: config.probe.ffprobeConcurrency,
+    },
+    { onChange: (state) => metrics?.probeBudget(state), onRefused: (why) => metrics?.probesSkipped.inc({ why }) },
+  );
+  metrics?.probeBudgetLimit(config.probe.memoryBytes);
   return config.parseProviders.map((name) => {
     switch (name) {
       case 'builtin':
@@ -32,6 +44,8 @@ export function buildParseProviders(config: Config, client: GuardedHttpClient, m
             maxBytes: config.probe.maxBytes,
             timeoutMs: config.probe.timeoutMs,
             manifestMaxBytes: config.manifestMaxBytes,
+            maxPartBytes: config.probe.maxPartBytes,
+            budget,
             onRead: (reader, outcome) => metrics?.mediaReads.inc({ reader, outcome }),
             onReuse: (how) => metrics?.mediaReadReuses.inc({ how }),
           }),

@@ -24,9 +24,14 @@ export interface FakeSite {
   close(): Promise<void>;
 }
 
-export async function startFakeSite(): Promise<FakeSite> {
+/**
+ * `keepAliveTimeoutMs`: how long an idle connection is kept (Node's default, 5 s, unless said): a
+ * test whose gateway is busy for seconds keeps them longer, so that no request is sent on a
+ * connection the site is closing at that moment (a race of keep-alive, not what such a test tests).
+ */
+export async function startFakeSite(options: { keepAliveTimeoutMs?: number } = {}): Promise<FakeSite> {
   const routes = new Map<string, Handler>();
-  const server = createServer((req, res) => {
+  const server = createServer({ keepAliveTimeout: options.keepAliveTimeoutMs }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     site.hits.push(`${req.method} ${path}`);
     const handler = routes.get(path);

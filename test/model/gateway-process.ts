@@ -82,6 +82,11 @@ export class GatewayProcess {
     return gateway;
   }
 
+  /** The process id (its /proc entry tells its memory). */
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
+
   get alive(): boolean {
     return this.exit === null;
   }

@@ -73,7 +73,8 @@ export class ParseService {
       idempotency: idempotencyFor(options.idempotencyKey, 'PARSE', { url, mode, quality }),
       price: config.prices.parse,
       timeoutMs: config.parseTimeoutMs,
-      execute: ({ signal }) => runWithFailover(providers, signal, log, (p) => p.parse({ url, mode, quality, signal }), breakers),
+      execute: ({ signal }) =>
+        runWithFailover(providers, signal, log, (p) => p.parse({ url, mode, quality, signal, accountId: principal.accountId }), breakers),
     });
     return successBody(outcome.jobId, { url, mode, quality }, outcome.result, outcome);
   }

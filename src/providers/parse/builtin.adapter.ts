@@ -52,12 +52,12 @@ export class BuiltinParseProvider implements ParseProvider {
   constructor(private readonly options: BuiltinOptions) {}
 
   async parse(request: ParseRequest): Promise<ParseResult> {
-    const { signal, mode, quality } = request;
+    const { signal, mode, quality, accountId } = request;
     const offer = await this.offer(request);
     await this.expandManifests(offer, signal);
     if (!offer.sources.length) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
     const probed = new Set<string>();
-    if (mode === 'mute') await this.findSilent(offer.sources, quality, signal, probed);
+    if (mode === 'mute') await this.findSilent(offer.sources, quality, signal, probed, accountId);
     const chosen = chooseItems(this.name, offer.sources, mode, quality);
     const { source, selection } = chosen[0];
     const media = selection.media;
@@ -65,7 +65,7 @@ export class BuiltinParseProvider implements ParseProvider {
       media.durationSeconds ?? source.durationSeconds ?? (offer.sources.length === 1 ? offer.metadata.durationSeconds : null);
     // A direct URL says nothing about itself; a page's pick may lack its size or length.
     if (!probed.has(media.url) && (offer.direct || (media.kind === 'video' && media.height === null) || declaredDuration === null)) {
-      applyProbe(media, await this.options.prober.probe(media, signal));
+      applyProbe(media, await this.options.prober.probe(media, signal, accountId));
     }
     const built = buildMedia(chosen, offer.pictures, mode, this.options.maxItems);
     return {
@@ -230,14 +230,20 @@ export class BuiltinParseProvider implements ParseProvider {
   }
 
   /** Probes the best candidates whose sound nothing states, until one is known to be silent (bounded). */
-  private async findSilent(sources: ItemSource[], quality: ParseQuality, signal: AbortSignal, probed: Set<string>): Promise<void> {
+  private async findSilent(
+    sources: ItemSource[],
+    quality: ParseQuality,
+    signal: AbortSignal,
+    probed: Set<string>,
+    accountId: string,
+  ): Promise<void> {
     const videos = sources.flatMap((s) => s.formats).filter((f) => f.kind === 'video');
     if (videos.some((f) => f.hasAudio === false)) return;
     const unknown = rankByQuality(
       videos.filter((f) => f.hasAudio === null && f.container !== 'mpd'),
       quality,
     ).slice(0, this.options.maxProbes);
-    const facts = await Promise.all(unknown.map((f) => this.options.prober.probe(f, signal)));
+    const facts = await Promise.all(unknown.map((f) => this.options.prober.probe(f, signal, accountId)));
     unknown.forEach((f, i) => {
       probed.add(f.url);
       applyProbe(f, facts[i]);

@@ -3,11 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readContainer, UnreadableContainerError } from '../../media/container.reader.js';
 import { probeLocalStreams, probeRelayedStreams, type StreamFacts } from '../../media/ffmpeg.js';
+import { FetchError } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import { withProbeRelay } from '../../net/probe-relay.js';
-import { RangeReader, RangesUnsupportedError } from '../../net/range-reader.js';
+import { MemoryBudgetError, PartTooLargeError, RangeReader, RangesUnsupportedError } from '../../net/range-reader.js';
 import { readHls } from './manifest.reader.js';
 import type { MediaFormat } from './parse.types.js';
+import type { ProbeBudget, ProbeLease, ProbeRefusal } from './probe.budget.js';
 import { ReadCache } from './read.cache.js';
 
 /** Which reader answered a read: the in-process one, or ffprobe for what it could not read. */
@@ -22,6 +24,10 @@ export interface ProberOptions {
   timeoutMs: number;
   /** Largest playlist read to find a first segment. */
   manifestMaxBytes: number;
+  /** Largest part of a file loaded into memory (a moov box, a playlist's first segment); a larger one is streamed to ffprobe or given up. */
+  maxPartBytes: number;
+  /** What all probes of the process may hold and run at once. */
+  budget: ProbeBudget;
   /** How long a URL's answer is reused (default 60 s), and how many are kept (default 10,000). */
   cacheTtlMs?: number;
   cacheMaxEntries?: number;
@@ -31,6 +37,17 @@ export interface ProberOptions {
   onReuse?: (how: 'cache' | 'in_flight') => void;
 }
 
+/** Largest request a scan of a file grows to: a few of them read a segment-sized file end to end. */
+const MAX_RUN_BYTES = 1024 * 1024;
+
+/** A probe given up for want of budget: its answer is not the file's, so it is not kept. */
+class ProbeSkipped extends Error {
+  constructor(readonly why: ProbeRefusal) {
+    super(`The probe was skipped: no ${why} left in its budget.`);
+    this.name = 'ProbeSkipped';
+  }
+}
+
 /**
  * Finds out what a format really holds (size, length, codecs, sound), reading only through the
  * guarded client: in process, by reading the container's header with Range requests (an MP4's moov
@@ -38,7 +55,10 @@ export interface ProberOptions {
  * requests); ffprobe only for what that reader cannot read, through the loopback relay, with what
  * is left of the bytes and time. An HLS playlist is read by its first segment. Each URL is read
  * once at a time and its answer kept briefly. A read that fails or runs out answers null, never an
- * error.
+ * error. Every read runs on a lease of the process's budget (a slot, per account too, and the bytes
+ * it holds, counted while held); a read that cannot have its share at once is skipped (null, and
+ * not kept), never waited for. No part larger than `maxPartBytes` is loaded into memory, and the
+ * in-process reader's bytes are dropped before ffprobe starts.
  */
 export class MediaProber {
   private readonly reads: ReadCache<StreamFacts | null>;
@@ -52,39 +72,64 @@ export class MediaProber {
     });
   }
 
-  async probe(format: MediaFormat, signal: AbortSignal): Promise<StreamFacts | null> {
+  /** What the format holds, or null when unknown; `account` (a plain id) is whose probes count against its cap. */
+  async probe(format: MediaFormat, signal: AbortSignal, account: string | null = null): Promise<StreamFacts | null> {
     if (format.container === 'mpd') return null; // a segmented DASH manifest is described by itself
     const playlist = format.container === 'm3u8';
-    return this.reads.get(`${playlist ? 'm3u8' : 'file'} ${format.url}`, (deadline) => this.read(format.url, playlist, deadline), signal);
-  }
-
-  private async read(url: string, playlist: boolean, signal: AbortSignal): Promise<StreamFacts | null> {
-    const started = Date.now();
-    const left = () => Math.max(1, this.options.timeoutMs - (Date.now() - started));
+    const key = `${playlist ? 'm3u8' : 'file'} ${format.url}`;
     try {
-      return playlist ? await this.readPlaylist(url, signal) : await this.readFile(url, signal, left);
-    } catch {
-      return null;
+      return await this.reads.get(key, (deadline) => this.read(format.url, playlist, deadline, account), signal);
+    } catch (err) {
+      if (err instanceof ProbeSkipped) return null;
+      throw err;
     }
   }
 
-  /** In process over ranges; ffprobe through the relay when the container (or the server) is beyond that reader. */
-  private async readFile(url: string, signal: AbortSignal, left: () => number): Promise<StreamFacts> {
-    const { client, maxBytes } = this.options;
-    const ranges = new RangeReader(client, url, { maxBytes, signal, timeoutMs: left() });
+  private async read(url: string, playlist: boolean, signal: AbortSignal, account: string | null): Promise<StreamFacts | null> {
+    const lease = this.options.budget.start(account);
+    if (typeof lease === 'string') throw new ProbeSkipped(lease);
+    const started = Date.now();
+    const left = () => Math.max(1, this.options.timeoutMs - (Date.now() - started));
+    try {
+      return playlist ? await this.readPlaylist(url, signal, lease, left) : await this.readFile(url, signal, lease, left);
+    } catch (err) {
+      if (err instanceof ProbeSkipped) throw err;
+      return null;
+    } finally {
+      lease.end();
+    }
+  }
+
+  /** In process over ranges; ffprobe through the relay when the container (or the server, or a part's size) is beyond that reader. */
+  private async readFile(url: string, signal: AbortSignal, lease: ProbeLease, left: () => number): Promise<StreamFacts> {
+    const { client, maxBytes, maxPartBytes } = this.options;
+    const ranges = new RangeReader(client, url, {
+      maxBytes,
+      signal,
+      timeoutMs: left(),
+      memory: lease,
+      maxPartBytes,
+      maxHeldBytes: maxPartBytes + 2 * Math.min(MAX_RUN_BYTES, maxPartBytes),
+      maxRunBytes: Math.min(MAX_RUN_BYTES, maxPartBytes),
+    });
     try {
       await ranges.open();
       return this.counted('in_process', await readContainer(ranges, { signal }));
     } catch (err) {
-      if (!(err instanceof UnreadableContainerError || err instanceof RangesUnsupportedError))
+      if (err instanceof MemoryBudgetError) throw new ProbeSkipped('bytes');
+      if (!(err instanceof UnreadableContainerError || err instanceof RangesUnsupportedError || err instanceof PartTooLargeError))
         throw this.counted('in_process', err, 'failed');
       // Every container ffprobe may open is binary: text (an error page served as video) is no media.
       if (err instanceof UnreadableContainerError && looksLikeText(await ranges.head())) throw this.counted('in_process', err, 'failed');
+    } finally {
+      // Nothing the in-process reader fetched stays in memory while ffprobe reads.
+      ranges.release();
     }
-    return this.ffprobe(url, signal, maxBytes - ranges.fetched, left());
+    return this.ffprobe(url, signal, maxBytes - ranges.fetched, left(), lease);
   }
 
-  private async ffprobe(url: string, signal: AbortSignal, maxBytes: number, timeoutMs: number): Promise<StreamFacts> {
+  private async ffprobe(url: string, signal: AbortSignal, maxBytes: number, timeoutMs: number, lease: ProbeLease): Promise<StreamFacts> {
+    if (!lease.startFfprobe()) throw new ProbeSkipped('ffprobe');
     try {
       const facts = await withProbeRelay(this.options.client, url, { maxBytes, timeoutMs, signal }, (relay) =>
         probeRelayedStreams(relay, { signal, ffprobePath: this.options.ffprobePath }),
@@ -92,48 +137,105 @@ export class MediaProber {
       return this.counted('ffprobe', facts);
     } catch (err) {
       throw this.counted('ffprobe', err, 'failed');
+    } finally {
+      lease.endFfprobe();
     }
   }
 
-  /** A media playlist's first segment (after its initialisation section), fetched whole and read as a file; its length from the playlist. */
-  private async readPlaylist(url: string, signal: AbortSignal): Promise<StreamFacts | null> {
-    const { client, manifestMaxBytes } = this.options;
-    const page = await client.request(url, { signal, maxBytes: manifestMaxBytes });
-    const reading = readHls(page.body.toString('utf8'), page.url);
+  /**
+   * A media playlist's first segment (after its initialisation section), fetched whole (within the
+   * part cap, counted while held) and read as a file; its length from the playlist. A segment over
+   * the part cap is streamed to ffprobe instead.
+   */
+  private async readPlaylist(url: string, signal: AbortSignal, lease: ProbeLease, left: () => number): Promise<StreamFacts | null> {
+    const { maxBytes, maxPartBytes } = this.options;
+    const page = await this.fetchWhole(url, signal, lease, this.options.manifestMaxBytes, left());
+    const reading = readHls(page.toString('utf8'), url);
+    lease.free(page.length);
     if (!reading.firstSegment) return null;
-    const parts: Buffer[] = [];
-    let budget = this.options.maxBytes;
-    for (const part of [reading.firstSegment.init, reading.firstSegment.url]) {
-      if (!part) continue;
-      const res = await client.request(part, { signal, maxBytes: budget });
-      budget -= res.body.length;
-      parts.push(res.body);
-    }
-    const bytes = Buffer.concat(parts);
     const durationSeconds = reading.manifest.durationSeconds ?? null;
+    const { init, url: segmentUrl, durationSeconds: segmentSeconds } = reading.firstSegment;
+    const parts: Buffer[] = [];
+    let room = Math.min(maxBytes - page.length, maxPartBytes);
+    try {
+      for (const part of [init, segmentUrl]) {
+        if (!part) continue;
+        const bytes = await this.fetchWhole(part, signal, lease, room, left());
+        room -= bytes.length;
+        parts.push(bytes);
+      }
+    } catch (err) {
+      const tooLarge = err instanceof FetchError && err.kind === 'too_large';
+      // A segment too large to hold is read as a stream, when it stands alone (an MPEG-TS segment).
+      if (!tooLarge || init) throw err;
+      lease.free(parts.reduce((n, p) => n + p.length, 0));
+      parts.length = 0;
+      const facts = await this.ffprobe(segmentUrl, signal, maxBytes - page.length, left(), lease);
+      return { ...facts, durationSeconds };
+    }
+    const held = parts.reduce((n, p) => n + p.length, 0);
+    const segmentBytes = held - (init ? parts[0].length : 0);
+    let bytes: Buffer | null = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    parts.length = 0;
     try {
       const facts = await readContainer(bytes, { duration: false, signal });
       // As ffprobe gives it for the segment: its bits over its length (the playlist's).
-      const segment = reading.firstSegment.durationSeconds;
       return this.counted('in_process', {
         ...facts,
         durationSeconds,
-        bitrate: segment ? Math.round((parts.at(-1)!.length * 8) / segment) : null,
+        bitrate: segmentSeconds ? Math.round((segmentBytes * 8) / segmentSeconds) : null,
       });
     } catch (err) {
       if (!(err instanceof UnreadableContainerError) || looksLikeText(bytes)) throw this.counted('in_process', err, 'failed');
     }
+    if (!lease.startFfprobe()) throw new ProbeSkipped('ffprobe');
     const dir = await mkdtemp(join(tmpdir(), 'mediagate-probe-'));
     try {
       const file = join(dir, 'first-segment');
       await writeFile(file, bytes);
+      // On disk now: the memory is given back before ffprobe runs.
+      bytes = null;
+      lease.free(held);
       const facts = await probeLocalStreams(file, { signal, ffprobePath: this.options.ffprobePath });
       return this.counted('ffprobe', { ...facts, durationSeconds });
     } catch (err) {
       throw this.counted('ffprobe', err, 'failed');
     } finally {
+      lease.endFfprobe();
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  /** A whole answer of at most `maxBytes`, each chunk counted against the lease as it comes (the caller frees the total). */
+  private async fetchWhole(url: string, signal: AbortSignal, lease: ProbeLease, maxBytes: number, timeoutMs: number): Promise<Buffer> {
+    const res = await this.options.client.open(url, { signal, timeoutMs });
+    const chunks: Buffer[] = [];
+    let total = 0;
+    try {
+      const length = Number(res.headers['content-length']);
+      if (Number.isFinite(length) && length > maxBytes)
+        throw new FetchError('too_large', `The answer is ${length} bytes; the limit is ${maxBytes}.`);
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        if (total + chunk.length > maxBytes) throw new FetchError('too_large', `The answer is larger than ${maxBytes} bytes.`);
+        if (!lease.reserve(chunk.length)) throw new ProbeSkipped('bytes');
+        total += chunk.length;
+        chunks.push(chunk);
+      }
+    } catch (err) {
+      lease.free(total);
+      throw err;
+    } finally {
+      res.body.destroy();
+    }
+    if (chunks.length === 1) return chunks[0];
+    // Joined into one: the copy is counted before it is made, the chunks given back once it is.
+    if (!lease.reserve(total)) {
+      lease.free(total);
+      throw new ProbeSkipped('bytes');
+    }
+    const whole = Buffer.concat(chunks, total);
+    lease.free(total);
+    return whole;
   }
 
   /** Reports a read's outcome and hands back what it was given: facts read, or the failure to throw. */

@@ -87,6 +87,8 @@ export interface ParseRequest {
   mode: ParseMode;
   quality: ParseQuality;
   signal: AbortSignal;
+  /** Whose parse this is (an account id, nothing more): what a provider spends on it may be capped per account. */
+  accountId: string;
 }
 
 /** One upstream. Adapters never touch the database; they throw ProviderError or AppError(URL_NOT_ALLOWED). */

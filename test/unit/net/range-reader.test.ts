@@ -3,7 +3,13 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FetchError } from '../../../src/net/fetch-error.js';
 import { GuardedHttpClient } from '../../../src/net/guarded-client.js';
-import { RangeReader, RangesUnsupportedError } from '../../../src/net/range-reader.js';
+import {
+  MemoryBudgetError,
+  PartTooLargeError,
+  RangeReader,
+  RangesUnsupportedError,
+  type MemoryLease,
+} from '../../../src/net/range-reader.js';
 
 const BLOCK = 1024;
 const file = randomBytes(10 * BLOCK + 100);
@@ -43,14 +49,43 @@ const ranged: RequestListener = (req, res) => {
 const reader = (client: GuardedHttpClient, url: string, maxBytes = 1 << 20) =>
   new RangeReader(client, url, { maxBytes, timeoutMs: 5000, signal: new AbortController().signal, blockBytes: BLOCK });
 
+/** A read's bytes, whether it came whole or as a stream of pieces. */
+async function bytesOf(read: Promise<Uint8Array | ReadableStream<Uint8Array>>): Promise<Buffer> {
+  const got = await read;
+  if (!(got instanceof ReadableStream)) return Buffer.from(got);
+  const pieces: Uint8Array[] = [];
+  for await (const piece of got) pieces.push(piece);
+  return Buffer.concat(pieces);
+}
+
+/** A lease that counts what is held, and refuses past `max`. */
+function lease(max = Number.POSITIVE_INFINITY): MemoryLease & { held: number; peak: number } {
+  const l = {
+    held: 0,
+    peak: 0,
+    reserve(n: number) {
+      if (l.held + n > max) return false;
+      l.held += n;
+      l.peak = Math.max(l.peak, l.held);
+      return true;
+    },
+    free(n: number) {
+      l.held -= n;
+    },
+  };
+  return l;
+}
+
+const nextTurn = () => new Promise((r) => setImmediate(r));
+
 describe('RangeReader', () => {
   it('learns the size from the first block and fetches neighbouring missing blocks in one request', async () => {
     const { url, client, ranges } = await serve(ranged);
     const r = reader(client, url);
     expect(await r.open()).toBe(file.length);
-    expect(Buffer.from(await r.read(10, 20))).toEqual(file.subarray(10, 20)); // inside the first block: no request
-    expect(Buffer.from(await r.read(2 * BLOCK + 5, 5 * BLOCK + 7))).toEqual(file.subarray(2 * BLOCK + 5, 5 * BLOCK + 7));
-    expect(Buffer.from(await r.read(BLOCK - 3, 3 * BLOCK))).toEqual(file.subarray(BLOCK - 3, 3 * BLOCK)); // block 1 only is new
+    expect(await bytesOf(r.read(10, 20))).toEqual(file.subarray(10, 20)); // inside the first block: no request
+    expect(await bytesOf(r.read(2 * BLOCK + 5, 5 * BLOCK + 7))).toEqual(file.subarray(2 * BLOCK + 5, 5 * BLOCK + 7));
+    expect(await bytesOf(r.read(BLOCK - 3, 3 * BLOCK))).toEqual(file.subarray(BLOCK - 3, 3 * BLOCK)); // block 1 only is new
     expect(ranges).toEqual([`bytes=0-${BLOCK - 1}`, `bytes=${2 * BLOCK}-${6 * BLOCK - 1}`, `bytes=${BLOCK}-${2 * BLOCK - 1}`]);
     expect(r.requests).toBe(3);
     expect(r.fetched).toBe(6 * BLOCK);
@@ -60,10 +95,10 @@ describe('RangeReader', () => {
     const { url, client, ranges } = await serve(ranged);
     const r = reader(client, url);
     await r.open();
-    expect(Buffer.from(await r.read(file.length - 2 * BLOCK + 10, file.length - BLOCK))).toEqual(
+    expect(await bytesOf(r.read(file.length - 2 * BLOCK + 10, file.length - BLOCK))).toEqual(
       file.subarray(file.length - 2 * BLOCK + 10, file.length - BLOCK),
     );
-    expect(Buffer.from(await r.read(file.length - 50, file.length))).toEqual(file.subarray(file.length - 50));
+    expect(await bytesOf(r.read(file.length - 50, file.length))).toEqual(file.subarray(file.length - 50));
     expect(ranges).toEqual([`bytes=0-${BLOCK - 1}`, `bytes=${8 * BLOCK}-${file.length - 1}`]);
   });
 
@@ -85,7 +120,77 @@ describe('RangeReader', () => {
     const small = await serve((_req, res) => void res.writeHead(200, { 'content-length': 100 }).end(file.subarray(0, 100)));
     const r = reader(small.client, small.url);
     expect(await r.open()).toBe(100);
-    expect(Buffer.from(await r.read(0, 100))).toEqual(file.subarray(0, 100));
+    expect(await bytesOf(r.read(0, 100))).toEqual(file.subarray(0, 100));
+  });
+
+  it('asks for twice as much each time a read continues a scan, up to the cap', async () => {
+    const { url, client, ranges } = await serve(ranged);
+    const r = new RangeReader(client, url, {
+      maxBytes: 1 << 20,
+      timeoutMs: 5000,
+      signal: new AbortController().signal,
+      blockBytes: BLOCK,
+      maxRunBytes: 4 * BLOCK,
+    });
+    await r.open();
+    for (let at = 0; at < file.length; at += 100)
+      expect(await bytesOf(r.read(at, Math.min(at + 100, file.length)))).toEqual(file.subarray(at, at + 100));
+    expect(ranges).toEqual([
+      `bytes=0-${BLOCK - 1}`,
+      `bytes=${BLOCK}-${3 * BLOCK - 1}`,
+      `bytes=${3 * BLOCK}-${7 * BLOCK - 1}`,
+      `bytes=${7 * BLOCK}-${file.length - 1}`, // the last run reaches the end
+    ]);
+  });
+
+  it('loads no part over its cap, counts what it holds, drops the least recently read past the held cap, and gives all back on release', async () => {
+    const { url, client, ranges } = await serve(ranged);
+    const memory = lease();
+    const r = new RangeReader(client, url, {
+      maxBytes: 1 << 20,
+      timeoutMs: 5000,
+      signal: new AbortController().signal,
+      blockBytes: BLOCK,
+      maxPartBytes: 2 * BLOCK,
+      maxHeldBytes: 3 * BLOCK,
+      memory,
+    });
+    await r.open();
+    expect(memory.held).toBe(BLOCK);
+    await expect(r.read(BLOCK, 3 * BLOCK + 1)).rejects.toBeInstanceOf(PartTooLargeError);
+    expect(ranges).toHaveLength(1);
+    // Two parts across requests come as pieces, never copied into one buffer here.
+    expect(await bytesOf(r.read(4 * BLOCK, 6 * BLOCK))).toEqual(file.subarray(4 * BLOCK, 6 * BLOCK));
+    expect(await bytesOf(r.read(BLOCK - 10, BLOCK + 10))).toEqual(file.subarray(BLOCK - 10, BLOCK + 10));
+    await nextTurn();
+    // Blocks 0, 4-5 and 1 fetched, one more than may be kept: block 0 was needed, so 4-5 (read least recently) went.
+    expect(memory.held).toBe(2 * BLOCK);
+    expect(memory.peak).toBeLessThanOrEqual(3 * BLOCK + 2 * BLOCK);
+    await bytesOf(r.read(0, 10));
+    expect(ranges).toHaveLength(3);
+    await bytesOf(r.read(4 * BLOCK, 4 * BLOCK + 10));
+    expect(ranges).toHaveLength(4);
+    r.release();
+    expect(memory.held).toBe(0);
+    await expect(r.read(0, 10)).rejects.toThrow(/released/);
+  });
+
+  it('fails a read its lease cannot cover, before asking for it', async () => {
+    const { url, client, ranges } = await serve(ranged);
+    const memory = lease(2 * BLOCK);
+    const r = new RangeReader(client, url, {
+      maxBytes: 1 << 20,
+      timeoutMs: 5000,
+      signal: new AbortController().signal,
+      blockBytes: BLOCK,
+      memory,
+    });
+    await r.open();
+    await expect(r.read(5 * BLOCK, 7 * BLOCK)).rejects.toBeInstanceOf(MemoryBudgetError);
+    expect(ranges).toHaveLength(1);
+    r.release();
+    await nextTurn();
+    expect(memory.held).toBe(0);
   });
 
   it('refuses an answer that is not the part asked for', async () => {
