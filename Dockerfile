@@ -16,11 +16,16 @@ COPY schema ./schema
 COPY ui ./ui
 RUN npm run build
 
-# Production dependencies only, installed apart so that no build tool reaches the runtime.
+# Production dependencies only, installed apart so that no build tool reaches the runtime; without
+# what Node never loads when it runs them: source maps, TypeScript declarations and @types (about
+# 65 MB of the 180).
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --omit=dev --no-audit --no-fund \
+    && find node_modules -type f \( -name '*.js.map' -o -name '*.mjs.map' -o -name '*.cjs.map' -o -name '*.d.ts' -o -name '*.d.mts' \
+        -o -name '*.d.cts' -o -name '*.d.ts.map' -o -name '*.d.mts.map' -o -name '*.d.cts.map' \) -delete \
+    && rm -rf node_modules/@types
 
 # Runtime: Node 24 runs dist/ directly; ffmpeg/ffprobe, yt-dlp and PocketSphinx (the offline
 # recogniser and its US-English model) from Debian. ca-certificates: the slim base has none, and
