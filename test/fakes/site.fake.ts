@@ -24,7 +24,8 @@ export interface FakeSite {
   close(): Promise<void>;
 }
 
-export async function startFakeSite(): Promise<FakeSite> {
+/** `host`: the address it listens on (containers reach 0.0.0.0 through their bridge); `origin` is on 127.0.0.1 still. */
+export async function startFakeSite(options: { host?: string } = {}): Promise<FakeSite> {
   const routes = new Map<string, Handler>();
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -39,7 +40,7 @@ export async function startFakeSite(): Promise<FakeSite> {
   server.on('connection', () => {
     site.connections += 1;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const site: FakeSite = {
     origin: `http://127.0.0.1:${port}`,
@@ -79,7 +80,7 @@ export async function startFakeSite(): Promise<FakeSite> {
  * `bytes=a-b`, `bytes=a-` or `bytes=-n`; 416 when it asks for none of the body. A header that is
  * not a single byte range is ignored (full 200), as RFC 9110 allows.
  */
-function serveBytes(req: IncomingMessage, res: ServerResponse, body: Buffer, contentType: string): void {
+export function serveBytes(req: IncomingMessage, res: ServerResponse, body: Buffer, contentType: string): void {
   const size = body.length;
   const range = parseRange(req.headers.range, size);
   const head = req.method === 'HEAD';
