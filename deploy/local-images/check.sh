@@ -74,7 +74,7 @@ echo "== the image"
 docker image inspect --format 'size: {{.Size}} bytes' "$IMAGE" | awk '{ printf "%s %.0f MB\n", $1, $2 / 1000000 }'
 docker run --rm --entrypoint sh "$IMAGE" -c '
   echo "node_modules: $(du -sm /app/node_modules | cut -f1) MB; the largest folders in it (MB):"
-  cd /app/node_modules && du -sm -- * @*/* 2>/dev/null | grep -v "^[0-9]*	@[^/]*$" | sort -rn | head -15
+  cd /app/node_modules && (du -sm -- @*/*; du -sm -- [!@]*) 2>/dev/null | sort -rn | head -15
   echo "the largest folders in /usr (MB):"
   du -sm /usr/lib/x86_64-linux-gnu /usr/share/* /usr/lib/* /usr/local/* 2>/dev/null | sort -rn | head -8'
 echo "test:image took $(($(date +%s) - started)) s"

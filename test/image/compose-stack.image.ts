@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { serveBytes, startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { waitFor } from '../support/wait-for.js';
 import { IMAGE, cliIn, curl, docker, expectStatus, healthOf, logsOf, makeCheckMedia, must, run } from './docker.js';
@@ -96,7 +96,8 @@ beforeAll(async () => {
     }),
   );
   merged.services.lb.ports = ['127.0.0.1::80'];
-  writeFileSync(file, stringify(merged), { mode: 0o600 });
+  // As JSON, which YAML 1.1 (compose's) reads exactly: `no` unquoted would be a boolean there.
+  writeFileSync(file, JSON.stringify(merged, null, 2), { mode: 0o600 });
   await compose('up', '-d', '--no-build', '--scale', 'gateway=2').catch(async (err) => {
     throw new Error(`${(err as Error).message}\n${await stackReport()}`);
   });

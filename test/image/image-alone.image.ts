@@ -55,6 +55,9 @@ beforeAll(async () => {
     ...['-e', `API_KEY_PEPPER=${pepper}`, '-e', `DATABASE_URL=${ADMIN_URL.replace(/\/[^/]*$/, `/${database}`)}`],
     ...['-e', `REDIS_URL=${REDIS_URL}`, '-e', 'HOST=127.0.0.1', '-e', `PORT=${port}`, '-e', `PUBLIC_URL=${base}`],
     ...['-e', `FETCH_ALLOW_HOSTS=${site.hostPort}`, '-e', 'PARSE_PROVIDERS=builtin', '-e', 'TRANSCRIBE_PROVIDERS=local'],
+    // The drain waits for the transcription in flight; on a busy shared machine PocketSphinx alone may
+    // take longer than the default 30 s.
+    ...['-e', 'SHUTDOWN_GRACE_SECONDS=300'],
     IMAGE,
   );
   // The image's HEALTHCHECK asks /readyz every 10 s once the server has migrated and listens.
@@ -83,9 +86,9 @@ describe(`the image alone (${IMAGE})`, () => {
     expect(inspected.Config.User).toBe('node');
     expect(inspected.HostConfig.ReadonlyRootfs).toBe(true);
     // The server process itself, as the host sees it: uid 1000, not root.
-    const top = await docker('top', container, '-eo', 'uid,args');
+    const top = await docker('top', container, '-eo', 'pid,uid,args');
     const server = top.split('\n').find((line) => line.includes('dist/cli/main.js serve'));
-    expect(server?.trim().split(/\s+/)[0]).toBe('1000');
+    expect(server?.trim().split(/\s+/)[1]).toBe('1000');
     expect((await run('docker', ['exec', container, 'touch', '/app/dist/written'])).stderr).toMatch(/Read-only file system/);
     await docker('exec', container, 'touch', '/tmp/written', '/var/lib/mediagate/written');
   });
@@ -160,7 +163,10 @@ describe(`the image alone (${IMAGE})`, () => {
     releaseHeld = true;
     for (const answer of held.splice(0)) answer();
     const reply = await inFlight;
-    expectStatus(reply, 200, 'the transcription in flight at SIGTERM');
+    if (reply.status !== 200)
+      throw new Error(
+        `the transcription in flight at SIGTERM answered ${reply.status}: ${reply.body}\n${(await logsOf(container)).slice(-6000)}`,
+      );
     expect(reply.json()).toMatchObject({ provider: 'local', credits: { charged: 1, balance: 7 } });
     const exitCode = Number((await must('docker', ['wait', container], { timeoutMs: 120_000 })).trim());
     const logs = await logsOf(container);
