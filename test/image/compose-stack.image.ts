@@ -46,11 +46,33 @@ async function addressOf(container: string): Promise<string> {
   return (await docker('inspect', '--format', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', container)).trim();
 }
 
-/** Every service's state and the end of every log, for a failure message. */
+/** Every service's state, the end of each one's log and PostgreSQL's own messages, for a failure message. */
 async function stackReport(): Promise<string> {
   const ps = await run('docker-compose', ['-p', project, '-f', file, 'ps']);
-  const logs = await run('docker-compose', ['-p', project, '-f', file, 'logs', '--no-color', '--tail', '40']);
-  return `${ps.stdout}\n${logs.stdout.slice(-8000)}`;
+  const parts = [ps.stdout];
+  for (const service of ['gateway', 'worker', 'lb', 'redis']) {
+    const logs = await run('docker-compose', ['-p', project, '-f', file, 'logs', '--no-color', '--tail', '25', service]);
+    parts.push(logs.stdout.slice(-5000));
+  }
+  // Its statements span many lines; the server's own lines say what happened to it.
+  const postgres = await run('docker-compose', ['-p', project, '-f', file, 'logs', '--no-color', 'postgres']);
+  parts.push(
+    postgres.stdout
+      .split('\n')
+      .filter((l) => /UTC \[\d+\] (LOG|FATAL|PANIC|ERROR|WARNING)/.test(l))
+      .slice(-40)
+      .join('\n'),
+  );
+  return parts.join('\n');
+}
+
+/** A step whose failure should show the stack's state and logs along with its own message. */
+async function reported<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${await stackReport()}`);
+  }
 }
 
 async function parseThroughLb(requestId: string) {
@@ -86,6 +108,8 @@ beforeAll(async () => {
     POSTGRES_PASSWORD: randomBytes(16).toString('hex'),
     FETCH_ALLOW_HOSTS: `host.docker.internal:${port}`,
     COMPOSE_PROFILES: '',
+    // Each gateway logs the requests it answers (jest's own setup silences this process's logs).
+    LOG_LEVEL: 'info',
   };
   // docker-compose.yml with the override, as compose itself merges them; the load balancer publishes
   // on a free port of 127.0.0.1 instead of 4000, which may be taken on a shared machine (an override
@@ -98,18 +122,16 @@ beforeAll(async () => {
   merged.services.lb.ports = ['127.0.0.1::80'];
   // As JSON, which YAML 1.1 (compose's) reads exactly: `no` unquoted would be a boolean there.
   writeFileSync(file, JSON.stringify(merged, null, 2), { mode: 0o600 });
-  await compose('up', '-d', '--no-build', '--scale', 'gateway=2').catch(async (err) => {
-    throw new Error(`${(err as Error).message}\n${await stackReport()}`);
-  });
+  await reported(() => compose('up', '-d', '--no-build', '--scale', 'gateway=2'));
   gateways = await containersOf('gateway');
   expect(gateways).toHaveLength(2);
-  await waitFor(async () => (await Promise.all(gateways.map((g) => healthOf(g.id)))).every((h) => h === 'healthy'), {
-    timeout: 240_000,
-    interval: 1000,
-    describe: 'both gateways to turn healthy',
-  }).catch(async (err) => {
-    throw new Error(`${(err as Error).message}\n${await stackReport()}`);
-  });
+  await reported(() =>
+    waitFor(async () => (await Promise.all(gateways.map((g) => healthOf(g.id)))).every((h) => h === 'healthy'), {
+      timeout: 300_000,
+      interval: 1000,
+      describe: 'both gateways to turn healthy',
+    }),
+  );
   lb = `http://${(await compose('port', 'lb', '80')).trim()}`;
 }, 900_000);
 
@@ -134,18 +156,9 @@ describe(`the compose stack with two gateways (${IMAGE})`, () => {
   });
 
   it('makes an account and a key with the CLI inside a gateway container', async () => {
-    const account = await cliIn(
-      gateways[0].id,
-      'account',
-      'create',
-      '--name',
-      'Compose check',
-      '--credits',
-      '20',
-      '--membership-days',
-      '30',
-    );
-    key = (await cliIn(gateways[0].id, 'key', 'create', account.id)).key;
+    const made = (...args: string[]) => reported(() => cliIn(gateways[0].id, ...args));
+    const account = await made('account', 'create', '--name', 'Compose check', '--credits', '20', '--membership-days', '30');
+    key = (await made('key', 'create', account.id)).key;
     expect(key).toMatch(/^mg_live_/);
   });
 
