@@ -51,19 +51,28 @@ echo "== base images"
 deploy/local-images/build.sh
 
 echo "== docker build (the Dockerfile as it is)"
-previous="$(docker image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
+# Builds `tag` (a stage with --target, else the image) and removes what the previous run's build
+# under that tag left and this one no longer uses: its layers are the next run's cache, nothing more.
+build() {
+  local tag="$1" previous current
+  shift
+  previous="$(docker image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)"
+  if ! docker build --force-rm "$@" -t "$tag" . >>"$logs/build.log" 2>&1; then
+    tail -60 "$logs/build.log"
+    echo "docker build failed (above: the end of its output)"
+    exit 1
+  fi
+  current="$(docker image inspect --format '{{.Id}}' "$tag")"
+  if [ -n "$previous" ] && [ "$previous" != "$current" ]; then
+    docker rmi "$previous" >/dev/null 2>&1 || true
+  fi
+}
 build_started=$(date +%s)
-if ! docker build --force-rm -t "$IMAGE" . >"$logs/build.log" 2>&1; then
-  tail -60 "$logs/build.log"
-  echo "docker build failed (above: the end of its output)"
-  exit 1
-fi
-current="$(docker image inspect --format '{{.Id}}' "$IMAGE")"
+# The build stages are tagged too, so that their old outputs are removed like the image's.
+build "$IMAGE-build-stage" --target build
+build "$IMAGE-deps-stage" --target deps
+build "$IMAGE"
 echo "built $IMAGE in $(($(date +%s) - build_started)) s ($(grep -c 'Using cache' "$logs/build.log" || true) steps from the cache)"
-if [ -n "$previous" ] && [ "$previous" != "$current" ]; then
-  # The previous run's image and the layers only it used; layers shared with this one stay.
-  docker rmi "$previous" >/dev/null 2>&1 || true
-fi
 
 echo "== the image alone and the compose stack"
 status=0

@@ -212,7 +212,7 @@ describe(`the compose stack with two gateways (${IMAGE})`, () => {
     const [victim, survivor] = gateways;
     await docker('kill', victim.id);
     const ids = Array.from({ length: 4 }, (_, i) => `after-kill-${suffix}-${i}`);
-    for (const id of ids) await parseThroughLb(id);
+    for (const id of ids) await reported(() => parseThroughLb(id));
     const survivorLogs = await logsOf(survivor.id);
     expect(ids.filter((id) => survivorLogs.includes(`"reqId":"${id}"`))).toEqual(ids);
   });
