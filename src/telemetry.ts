@@ -1,5 +1,7 @@
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
-import type { core, tracing } from '@opentelemetry/sdk-node';
+import type { ExportResult } from '@opentelemetry/core';
+import type { ResourceDetector } from '@opentelemetry/resources';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Config } from './config.js';
 
 /** The attribute that ties a trace to the request id callers see in `x-request-id` and in logs. */
@@ -24,9 +26,20 @@ export async function startTelemetry(config: Config): Promise<void> {
   // those packages require (pg/lib/client.js, pg-pool, graphql/execution/execute.js...). Fastify and
   // undici report through diagnostics_channel; http is a builtin. An instrumentation of a package
   // that is ESM throughout would need `module.register('@opentelemetry/instrumentation/hook.mjs')`.
+  // The pieces NodeSDK (@opentelemetry/sdk-node) would assemble for traces, and nothing more: it
+  // depends on every exporter of logs, metrics and traces (gRPC, protobuf, Zipkin, Prometheus),
+  // about 200 MB of node_modules for one OTLP/HTTP trace exporter. What it does by default is done
+  // here alike: OTEL_SDK_DISABLED and OTEL_LOG_LEVEL are honoured, the resource is the SDK's default
+  // with the env, process and host detectors (or OTEL_NODE_RESOURCE_DETECTORS) and the service name,
+  // spans are limited by OTEL_SPAN_* (the tracer provider reads them), the context manager is
+  // AsyncLocalStorage.
   const [
-    { SpanKind, context, trace },
-    { NodeSDK, core, tracing },
+    { DiagConsoleLogger, SpanKind, context, diag, trace },
+    core,
+    resources,
+    { BatchSpanProcessor, ParentBasedSampler, SamplingDecision },
+    { NodeTracerProvider },
+    { registerInstrumentations },
     { OTLPTraceExporter },
     { HttpInstrumentation },
     { FastifyOtelInstrumentation },
@@ -35,7 +48,11 @@ export async function startTelemetry(config: Config): Promise<void> {
     { UndiciInstrumentation },
   ] = await Promise.all([
     import('@opentelemetry/api'),
-    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/instrumentation'),
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/instrumentation-http'),
     import('@fastify/otel'),
@@ -43,26 +60,61 @@ export async function startTelemetry(config: Config): Promise<void> {
     import('@opentelemetry/instrumentation-pg'),
     import('@opentelemetry/instrumentation-undici'),
   ]);
+  if (core.getBooleanFromEnv('OTEL_SDK_DISABLED')) return;
+  const logLevel = core.getStringFromEnv('OTEL_LOG_LEVEL');
+  if (logLevel != null) diag.setLogger(new DiagConsoleLogger(), { logLevel: core.diagLogLevelFromString(logLevel) });
   const redact = redactor(secretsOf(config));
-  const started = new NodeSDK({
-    serviceName: config.telemetry.serviceName,
+  const instrumentations = [
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]),
+      requireParentforOutgoingSpans: true,
+    }),
+    new FastifyOtelInstrumentation({
+      registerOnInitialization: true,
+      ignorePaths: (route: { url: string }) => UNTRACED_PATHS.has(route.url.split('?')[0]),
+      // Request and handler spans; a span per lifecycle hook would bury them.
+      instrumentHooks: false,
+      // The request id (genReqId) goes on Fastify's span and on the HTTP server span, the trace's root.
+      requestHook: (span, request) => {
+        span.setAttribute(REQUEST_ID_ATTRIBUTE, request.id);
+        const root = trace.getActiveSpan();
+        if (root && root !== span) root.setAttribute(REQUEST_ID_ATTRIBUTE, request.id);
+      },
+    }),
+    // Variables and argument values stay out (allowValues false); the document's literals are redacted.
+    new GraphQLInstrumentation({ mergeItems: true, ignoreTrivialResolveSpans: true, allowValues: false }),
+    // pg-boss polls the database all the time: only statements run for a request are traced.
+    new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+    new UndiciInstrumentation({ requireParentforSpans: true }),
+  ];
+  registerInstrumentations({ instrumentations });
+  const resource = resources
+    .defaultResource()
+    .merge(
+      resources.detectResources({ detectors: resourceDetectors(resources, core.getStringListFromEnv('OTEL_NODE_RESOURCE_DETECTORS')) }),
+    )
+    .merge(resources.resourceFromAttributes({ 'service.name': config.telemetry.serviceName }));
+  const provider = new NodeTracerProvider({
+    resource,
     // The exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (and _HEADERS, _TIMEOUT...) itself; the batch
     // processor reads OTEL_BSP_*. Every span passes the redactor on its way out.
-    spanProcessors: [new tracing.BatchSpanProcessor(new RedactingExporter(new OTLPTraceExporter(), redact))],
+    spanProcessors: [new BatchSpanProcessor(new RedactingExporter(new OTLPTraceExporter(), redact))],
     // A trace starts at the door (an incoming request); work with no request behind it (start-up,
     // the queue's polling) starts none, whatever instrumentation sees it.
-    sampler: new tracing.ParentBasedSampler({
+    sampler: new ParentBasedSampler({
       root: {
         shouldSample: (_context, _traceId, _name, kind) => ({
-          decision: kind === SpanKind.SERVER ? tracing.SamplingDecision.RECORD_AND_SAMPLED : tracing.SamplingDecision.NOT_RECORD,
+          decision: kind === SpanKind.SERVER ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD,
         }),
         toString: () => 'IncomingRequestsOnly',
       },
     }),
+  });
+  provider.register({
     // W3C trace context and baggage, as by default, plus one rule: a request that arrives with no
     // trace of its own on a server started during a traced request (the relay that hands media to
     // ffprobe) belongs to that request, so its fetches join the request's trace.
-    textMapPropagator: new core.CompositePropagator({
+    propagator: new core.CompositePropagator({
       propagators: [
         new core.W3CTraceContextPropagator(),
         new core.W3CBaggagePropagator(),
@@ -76,35 +128,23 @@ export async function startTelemetry(config: Config): Promise<void> {
         },
       ],
     }),
-    // Traces only: the SDK would otherwise start OTLP metrics and logs pipelines by default.
-    metricReaders: [],
-    logRecordProcessors: [],
-    instrumentations: [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]),
-        requireParentforOutgoingSpans: true,
-      }),
-      new FastifyOtelInstrumentation({
-        registerOnInitialization: true,
-        ignorePaths: (route: { url: string }) => UNTRACED_PATHS.has(route.url.split('?')[0]),
-        // Request and handler spans; a span per lifecycle hook would bury them.
-        instrumentHooks: false,
-        // The request id (genReqId) goes on Fastify's span and on the HTTP server span, the trace's root.
-        requestHook: (span, request) => {
-          span.setAttribute(REQUEST_ID_ATTRIBUTE, request.id);
-          const root = trace.getActiveSpan();
-          if (root && root !== span) root.setAttribute(REQUEST_ID_ATTRIBUTE, request.id);
-        },
-      }),
-      // Variables and argument values stay out (allowValues false); the document's literals are redacted.
-      new GraphQLInstrumentation({ mergeItems: true, ignoreTrivialResolveSpans: true, allowValues: false }),
-      // pg-boss polls the database all the time: only statements run for a request are traced.
-      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
-      new UndiciInstrumentation({ requireParentforSpans: true }),
-    ],
   });
-  started.start();
-  sdk = started;
+  sdk = provider;
+}
+
+/** The resource detectors OTEL_NODE_RESOURCE_DETECTORS names, as NodeSDK reads it; env, process and host when unset. */
+function resourceDetectors(resources: typeof import('@opentelemetry/resources'), names: string[] | undefined): ResourceDetector[] {
+  const known: Record<string, ResourceDetector> = {
+    env: resources.envDetector,
+    host: resources.hostDetector,
+    os: resources.osDetector,
+    process: resources.processDetector,
+    serviceinstance: resources.serviceInstanceIdDetector,
+  };
+  if (!names?.length) return [known.env, known.process, known.host];
+  if (names.includes('all')) return Object.values(known);
+  if (names.includes('none')) return [];
+  return names.flatMap((name) => known[name] ?? []);
 }
 
 /** Sends the spans still buffered, within FLUSH_TIMEOUT_MS; part of every clean stop. */
@@ -123,13 +163,13 @@ export async function shutdownTelemetry(): Promise<void> {
 }
 
 /** Passes spans on to the real exporter with every attribute redacted. */
-class RedactingExporter implements tracing.SpanExporter {
+class RedactingExporter implements SpanExporter {
   constructor(
-    private readonly inner: tracing.SpanExporter,
+    private readonly inner: SpanExporter,
     private readonly redact: (key: string, value: AttributeValue) => AttributeValue,
   ) {}
 
-  export(spans: tracing.ReadableSpan[], done: (result: core.ExportResult) => void): void {
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.inner.export(
       spans.map((span) => this.redacted(span)),
       done,
@@ -145,14 +185,14 @@ class RedactingExporter implements tracing.SpanExporter {
   }
 
   /** A view of the span with redacted attributes; the span itself is the SDK's and stays untouched. */
-  private redacted(span: tracing.ReadableSpan): tracing.ReadableSpan {
+  private redacted(span: ReadableSpan): ReadableSpan {
     const clean = (attributes: Attributes) =>
       Object.fromEntries(Object.entries(attributes).map(([key, value]) => [key, value === undefined ? value : this.redact(key, value)]));
     return Object.create(span, {
       name: { value: this.redact('span.name', span.name) },
       attributes: { value: clean(span.attributes) },
       events: { value: span.events.map((event) => ({ ...event, attributes: event.attributes && clean(event.attributes) })) },
-    }) as tracing.ReadableSpan;
+    }) as ReadableSpan;
   }
 }
 

@@ -28,8 +28,9 @@ export interface FakeSite {
  * `keepAliveTimeoutMs`: how long an idle connection is kept (Node's default, 5 s, unless said): a
  * test whose gateway is busy for seconds keeps them longer, so that no request is sent on a
  * connection the site is closing at that moment (a race of keep-alive, not what such a test tests).
+ * `host`: the address it listens on (containers reach 0.0.0.0 through their bridge); `origin` is on 127.0.0.1 still.
  */
-export async function startFakeSite(options: { keepAliveTimeoutMs?: number } = {}): Promise<FakeSite> {
+export async function startFakeSite(options: { keepAliveTimeoutMs?: number; host?: string } = {}): Promise<FakeSite> {
   const routes = new Map<string, Handler>();
   const server = createServer({ keepAliveTimeout: options.keepAliveTimeoutMs }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -44,7 +45,7 @@ export async function startFakeSite(options: { keepAliveTimeoutMs?: number } = {
   server.on('connection', () => {
     site.connections += 1;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const site: FakeSite = {
     origin: `http://127.0.0.1:${port}`,
@@ -84,7 +85,7 @@ export async function startFakeSite(options: { keepAliveTimeoutMs?: number } = {
  * `bytes=a-b`, `bytes=a-` or `bytes=-n`; 416 when it asks for none of the body. A header that is
  * not a single byte range is ignored (full 200), as RFC 9110 allows.
  */
-function serveBytes(req: IncomingMessage, res: ServerResponse, body: Buffer, contentType: string): void {
+export function serveBytes(req: IncomingMessage, res: ServerResponse, body: Buffer, contentType: string): void {
   const size = body.length;
   const range = parseRange(req.headers.range, size);
   const head = req.method === 'HEAD';

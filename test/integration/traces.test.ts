@@ -260,4 +260,25 @@ describe('traces: OpenTelemetry over OTLP/HTTP', () => {
     // The service is named as configured.
     expect(exported).toContain('mediagate-traces-test');
   });
+
+  it('describes the service, the process and the host in every export, as the OpenTelemetry SDK does by default', () => {
+    const resources = collector.bodies.flatMap(
+      (body) =>
+        (JSON.parse(body) as { resourceSpans: { resource: { attributes: { key: string; value: Record<string, unknown> }[] } }[] })
+          .resourceSpans,
+    );
+    expect(resources.length).toBeGreaterThan(0);
+    for (const { resource } of resources) {
+      const attributes = Object.fromEntries(resource.attributes.map((a) => [a.key, Object.values(a.value)[0]]));
+      expect(attributes).toMatchObject({
+        'service.name': 'mediagate-traces-test',
+        'telemetry.sdk.language': 'nodejs',
+        'telemetry.sdk.name': 'opentelemetry',
+        'process.runtime.name': 'nodejs',
+        'host.name': expect.any(String),
+        'host.arch': expect.any(String),
+      });
+      expect(Number(attributes['process.pid'])).toBeGreaterThan(0);
+    }
+  });
 });
