@@ -222,22 +222,23 @@ function loadBalancerProblems(services: Record<string, Service>, files: (path: s
   const published = hostPorts(lb);
   if (!published.includes(new URL(config.publicUrl).port))
     problems.push(`the load balancer does not publish PUBLIC_URL's port (${new URL(config.publicUrl).port})`);
-  // nginx: its conf.d/default.conf, an upstream on the gateway service's name re-resolved, and every request passed to it.
+  // nginx: its conf.d/default.conf; every request passed to the gateway service's name, resolved as
+  // requests come (a variable), so a killed gateway's address is one of several tries, never the only one.
   const source = mountSource(lb, '/etc/nginx/conf.d/default.conf');
   const conf = source ? files(source) : null;
   if (conf === null)
     return [...problems, `the load balancer's configuration (${source ?? 'no mount at /etc/nginx/conf.d/default.conf'}) does not exist`];
   const code = conf.replace(/#.*$/gm, '');
-  const upstream = /upstream\s+(\w+)\s*\{([^}]*)\}/.exec(code);
-  if (!upstream || !new RegExp(`server\\s+gateway:${config.port}\\s+resolve\\b`).test(upstream[2]))
-    problems.push(`the load balancer's upstream is not gateway:${config.port}, re-resolved (resolve)`);
-  if (upstream && !/\bzone\s+\w+/.test(upstream[2])) problems.push('the upstream has no zone, which resolve needs');
+  const target = /proxy_pass\s+http:\/\/\$(\w+)\s*;/.exec(code);
+  if (!target) problems.push('requests are not passed to the gateways by a name resolved as they come (proxy_pass http://$variable)');
+  else if (!new RegExp(`set\\s+\\$${target[1]}\\s+gateway:${config.port}\\s*;`).test(code))
+    problems.push(`the load balancer's target is not gateway:${config.port}`);
   if (!/^\s*resolver\s+127\.0\.0\.11\b/m.test(code)) problems.push("the load balancer does not ask Docker's DNS (resolver 127.0.0.11)");
+  if (!/proxy_next_upstream\s+[^;]*\berror\b[^;]*\btimeout\b/.test(code))
+    problems.push('a request that cannot reach one gateway is not tried on the next (proxy_next_upstream error timeout)');
   const listen = /listen\s+(\d+)/.exec(code)?.[1];
   if (!listen || !(lb.ports ?? []).some((p) => String(typeof p === 'object' ? p.target : String(p).split(':').at(-1)) === listen))
     problems.push(`the load balancer listens on ${listen}, which compose does not publish`);
-  if (upstream && !new RegExp(`proxy_pass\\s+http://${upstream[1]}\\s*;`).test(code))
-    problems.push('requests are not passed to the upstream');
   if (/non_idempotent/.test(code)) problems.push('the load balancer may send a POST twice (non_idempotent)');
   if (!/--scale gateway=\d+/.test(docs)) problems.push('docs/deploy.md does not show --scale gateway=N');
   return problems;
@@ -458,20 +459,15 @@ describe('container files', () => {
 
   const nginx = read('deploy/compose/nginx.conf');
   it.each([
+    ['another port', (n: string) => swap(n, 'set $gateways gateway:4000;', 'set $gateways gateway:4001;'), 'target is not gateway:4000'],
     [
-      'another port',
-      (n: string) => swap(n, 'server gateway:4000 resolve;', 'server gateway:4001 resolve;'),
-      'upstream is not gateway:4000',
+      'an upstream resolved at start',
+      (n: string) => swap(n, 'proxy_pass http://$gateways;', 'proxy_pass http://gateway:4000;'),
+      'by a name resolved as they come',
     ],
-    [
-      'resolved once',
-      (n: string) => swap(n, 'server gateway:4000 resolve;', 'server gateway:4000;'),
-      'upstream is not gateway:4000, re-resolved',
-    ],
-    ['no zone', (n: string) => swap(n, /^\s*zone gateways 64k;$/m, ''), 'no zone'],
+    ['no retry', (n: string) => swap(n, 'proxy_next_upstream error timeout;', 'proxy_next_upstream off;'), 'not tried on the next'],
     ['no resolver', (n: string) => swap(n, /^resolver .*$/m, ''), "Docker's DNS"],
     ['another listener', (n: string) => swap(n, 'listen 80;', 'listen 8080;'), 'listens on 8080'],
-    ['elsewhere', (n: string) => swap(n, 'proxy_pass http://gateways;', 'proxy_pass http://example.com;'), 'not passed to the upstream'],
     [
       'POST retried',
       (n: string) => swap(n, 'proxy_next_upstream error timeout;', 'proxy_next_upstream error timeout non_idempotent;'),
