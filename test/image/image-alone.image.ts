@@ -47,6 +47,7 @@ beforeAll(async () => {
   });
   await admin((c) => c.query(`create database ${database}`));
   const port = await freePort();
+  const metricsPort = await freePort();
   base = `http://127.0.0.1:${port}`;
   const pepper = randomBytes(32).toString('base64url');
   await docker(
@@ -58,6 +59,9 @@ beforeAll(async () => {
     // The drain waits for the transcription in flight; on a busy shared machine PocketSphinx alone may
     // take longer than the default 30 s.
     ...['-e', 'SHUTDOWN_GRACE_SECONDS=300'],
+    // Production needs /metrics guarded: here it is served on a port of its own, as the compose
+    // stack and the Kubernetes manifests do.
+    ...['-e', `METRICS_PORT=${metricsPort}`, '-e', 'METRICS_HOST=127.0.0.1'],
     IMAGE,
   );
   // The image's HEALTHCHECK asks /readyz every 10 s once the server has migrated and listens.
