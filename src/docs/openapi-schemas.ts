@@ -25,9 +25,15 @@ const mediaFormat = {
     'hasVideo',
     'expiresAt',
     'headers',
+    'delivery',
   ],
   properties: {
-    url: { type: 'string', format: 'uri', description: 'the direct media URL (a file, or an HLS/DASH manifest)' },
+    url: {
+      type: 'string',
+      format: 'uri',
+      description:
+        'the direct media URL (a file, or an HLS/DASH manifest), or with delivery "stream" the gateway’s stream URL ({PUBLIC_URL}/api/streams/{token})',
+    },
     kind: { type: 'string', enum: ['video', 'audio', 'image'] },
     container: nullable({ type: 'string', description: 'container or file type: mp4, webm, m3u8, mpd, mp3, jpg, ...' }),
     width: nullable({ type: 'integer', description: 'pixels' }),
@@ -39,6 +45,12 @@ const mediaFormat = {
     hasVideo: { type: 'boolean' },
     expiresAt: nullable({ type: 'string', format: 'date-time', description: 'when the direct URL stops working, if the site says' }),
     headers: nullable({ type: 'object', additionalProperties: str, description: 'request headers the URL needs (e.g. Referer)' }),
+    delivery: {
+      type: 'string',
+      enum: ['direct', 'stream'],
+      description:
+        'direct: url is the source itself; stream: url is the gateway’s signed stream (audio taken out, sound left out, separate tracks joined, headers sent for you, or stream: true), valid until expiresAt',
+    },
     audio: nullable({
       $ref: '#/components/schemas/MediaFormat',
       description: 'for a video variant without sound of its own (HLS/DASH): the audio track to play or mux with it',
@@ -202,6 +214,7 @@ const job = {
     'provider',
     'creditsHeld',
     'creditsCharged',
+    'streamedBytes',
     'createdAt',
     'startedAt',
     'finishedAt',
@@ -230,6 +243,10 @@ const job = {
     provider: nullable({ type: 'string', description: 'the provider that did the work, once known' }),
     creditsHeld: { type: 'integer', description: 'credits on hold while the job is QUEUED or RUNNING; 0 after' },
     creditsCharged: { type: 'integer', description: 'credits captured on success; 0 otherwise' },
+    streamedBytes: {
+      type: 'integer',
+      description: 'bytes the gateway streamed for this parse’s stream URLs (delivery "stream"), added as each stream ends; 0 otherwise',
+    },
     createdAt: dateTime,
     startedAt: nullable(dateTime),
     finishedAt: nullable(dateTime),

@@ -11,6 +11,7 @@ import type { JobUpdates } from './jobs/job-updates.js';
 import type { JobService } from './jobs/job.service.js';
 import type { ParseService } from './parse/parse.service.js';
 import type { SessionService } from './sessions/session.service.js';
+import type { StreamService } from './streams/stream.service.js';
 import type { TranscriptionService } from './transcription/transcription.service.js';
 import type { WebhookService } from './webhooks/webhook.service.js';
 
@@ -35,6 +36,8 @@ export interface Services {
   creditHistory: CreditHistoryService;
   parse: ParseService;
   transcription: TranscriptionService;
+  /** The parse answers' stream URLs (/api/streams/{token}). */
+  streams: StreamService;
   webhooks: WebhookService;
   close(): Promise<void>;
 }

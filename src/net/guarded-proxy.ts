@@ -27,8 +27,21 @@ function portOf(digits: string): number | null {
   return port >= 1 && port <= 65535 ? port : null;
 }
 
-export async function startGuardedProxy(allowHosts: readonly string[]): Promise<GuardedProxy> {
+export async function startGuardedProxy(
+  allowHosts: readonly string[],
+  /** `maxBytes`: what all answers together may bring in; past it every connection is cut. `onBytes` hears of each chunk. */
+  limits: { maxBytes?: number; onBytes?: (n: number) => void } = {},
+): Promise<GuardedProxy> {
   const allowed = parseAllowHosts(allowHosts);
+  let passed = 0;
+  /** Counts what comes in from upstream; false (and every connection cut) once past the cap. */
+  const count = (n: number): boolean => {
+    passed += n;
+    limits.onBytes?.(n);
+    if (passed <= (limits.maxBytes ?? Number.POSITIVE_INFINITY)) return true;
+    for (const s of sockets) s.destroy();
+    return false;
+  };
   const token = randomBytes(16).toString('hex');
   const expectedAuth = `Basic ${Buffer.from(`mediagate:${token}`).toString('base64')}`;
   const refused: string[] = [];
@@ -73,7 +86,13 @@ export async function startGuardedProxy(allowHosts: readonly string[]): Promise<
               // A status or header Node will not repeat: the answer cannot be relayed.
               return void (up.destroy(), res.destroy());
             }
-            up.pipe(res);
+            up.on('data', (chunk: Buffer) => {
+              if (!count(chunk.length)) return void (up.destroy(), res.destroy());
+              if (!res.write(chunk)) up.pause();
+            });
+            res.on('drain', () => up.resume());
+            res.on('close', () => up.destroy());
+            up.on('end', () => res.end());
           },
         );
         upstream.on('error', () => res.destroy());
@@ -97,7 +116,12 @@ export async function startGuardedProxy(allowHosts: readonly string[]): Promise<
         const upstream = connect(port, address, () => {
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
           if (head.length) upstream.write(head);
-          upstream.pipe(client);
+          upstream.on('data', (chunk: Buffer) => {
+            if (!count(chunk.length)) return void (upstream.destroy(), client.destroy());
+            if (!client.write(chunk)) upstream.pause();
+          });
+          client.on('drain', () => upstream.resume());
+          upstream.on('end', () => client.end());
           client.pipe(upstream);
         });
         sockets.add(upstream);

@@ -7,6 +7,7 @@ import { runWithFailover, type FailoverLog } from '../../providers/provider-fail
 import {
   PARSE_MODES,
   PARSE_QUALITIES,
+  type MediaFormat,
   type ParseMode,
   type ParseProvider,
   type ParseQuality,
@@ -18,12 +19,25 @@ import { idempotencyFor } from '../jobs/idempotency.js';
 import { successBody } from '../jobs/job.result.js';
 import type { TaskRunner } from '../jobs/task-runner.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
+import { AUDIO_FORMATS, type AudioFormat } from '../../media/stream-recipe.js';
+import { planDelivery } from '../streams/stream-plan.js';
+import type { StreamTokens } from '../streams/stream-token.js';
 
 /** The parse request as the contract spells it. */
 export const parseInputSchema = z.strictObject({
   url: httpUrl,
   mode: z.enum(PARSE_MODES, { error: `must be one of ${PARSE_MODES.join(', ')}` }).optional(),
   quality: z.enum(PARSE_QUALITIES, { error: `must be one of ${PARSE_QUALITIES.join(', ')}` }).optional(),
+  audioFormat: z
+    .enum(AUDIO_FORMATS, { error: `must be one of ${AUDIO_FORMATS.join(', ')}` })
+    .optional()
+    .describe(
+      'The audio file the gateway makes when it streams audio (mode audio): best (default) copies the source’s codec; the others convert',
+    ),
+  stream: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .describe('true: every format comes through the gateway (delivery "stream"); default false'),
 });
 
 /** Members get the advanced formats. */
@@ -36,6 +50,9 @@ export interface ParseResponse extends ParseResult {
   url: string;
   mode: ParseMode;
   quality: ParseQuality;
+  /** Present when the request asked for one. */
+  audioFormat?: AudioFormat;
+  stream?: boolean;
   provider: string;
   credits: { charged: number; balance: number };
 }
@@ -49,6 +66,8 @@ export class ParseService {
       client: GuardedHttpClient;
       log: FailoverLog;
       breakers?: CircuitBreakers;
+      /** Seals the stream URLs of formats the gateway delivers itself. */
+      streamTokens: StreamTokens;
     },
   ) {}
 
@@ -65,17 +84,62 @@ export class ParseService {
     }
     // Refuse a hostile URL before any credit is held; the client checks again at connect time.
     const url = (await this.deps.client.checkUrl(input.url)).toString();
-    const { config, runner, providers, log, breakers } = this.deps;
+    const { config, runner, providers, log, breakers, streamTokens } = this.deps;
+    // Only what the caller asked is echoed and keyed: a request without the new fields is the same request as before them.
+    const asked = {
+      url,
+      mode,
+      quality,
+      ...(input.audioFormat ? { audioFormat: input.audioFormat } : {}),
+      ...(input.stream !== undefined ? { stream: input.stream } : {}),
+    };
     const outcome = await runner.run({
       principal,
       operation: 'PARSE',
-      input: { url, mode, quality },
-      idempotency: idempotencyFor(options.idempotencyKey, 'PARSE', { url, mode, quality }),
+      input: asked,
+      idempotency: idempotencyFor(options.idempotencyKey, 'PARSE', asked),
       price: config.prices.parse,
       timeoutMs: config.parseTimeoutMs,
-      execute: ({ signal }) =>
-        runWithFailover(providers, signal, log, (p) => p.parse({ url, mode, quality, signal, accountId: principal.accountId }), breakers),
+      execute: async ({ signal, jobId }) => {
+        const found = await runWithFailover(
+          providers,
+          signal,
+          log,
+          (p) => p.parse({ url, mode, quality, signal, accountId: principal.accountId }),
+          breakers,
+        );
+        // Stream URLs name the job, so they are made here, once its id exists; a replay returns the same ones.
+        const result = planDelivery(
+          found.result,
+          {
+            jobId,
+            accountId: principal.accountId,
+            apiKeyId: principal.apiKeyId,
+            membership: principal.via === 'api_key' || MEMBERS_ONLY_QUALITIES.has(quality),
+            pageUrl: url,
+            mode,
+            audioFormat: input.audioFormat ?? 'best',
+            stream: input.stream ?? false,
+            publicUrl: config.publicUrl,
+            ttlMs: config.streams.ttlMs,
+            now: Date.now(),
+          },
+          streamTokens,
+        );
+        return { ...found, result };
+      },
     });
-    return successBody(outcome.jobId, { url, mode, quality }, outcome.result, outcome);
+    return successBody(outcome.jobId, asked, withDelivery(outcome.result), outcome);
   }
+}
+
+/** An answer stored before formats had `delivery` (a replay): every URL in it is the source's own. */
+function withDelivery(result: ParseResult): ParseResult {
+  const f = <F extends MediaFormat>(m: F): F => ({ ...m, delivery: m.delivery ?? 'direct', ...(m.audio ? { audio: f(m.audio) } : {}) });
+  return {
+    ...result,
+    media: f(result.media),
+    alternatives: result.alternatives.map(f),
+    items: result.items.map((i) => ({ ...f(i), alternatives: i.alternatives.map(f) })),
+  };
 }

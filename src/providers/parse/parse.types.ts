@@ -28,6 +28,14 @@ export interface MediaFormat {
   headers: Record<string, string> | null;
   /** For a video variant without sound of its own: the audio track to play or mux with it. */
   audio?: MediaFormat | null;
+  /** Whether `url` is the source itself (`direct`) or the gateway's stream of it (`stream`); set once the answer is planned. */
+  delivery?: 'direct' | 'stream';
+  /**
+   * Made from another format rather than offered as it is: `audio`, the sound of a video with sound
+   * (mode "audio" with no audio-only format); `mute`, a video with sound without it (mode "mute"
+   * with no silent format). `url` is still the source's; only the gateway's stream can deliver it.
+   */
+  derived?: 'audio' | 'mute';
 }
 
 /** A format with only what must be known; the rest unknown (null). */

@@ -1,0 +1,93 @@
+/** The parse request's `audioFormat`: `best` copies the source's codec into a container that fits it. */
+export const AUDIO_FORMATS = ['best', 'mp3', 'opus', 'm4a', 'wav'] as const;
+export type AudioFormat = (typeof AUDIO_FORMATS)[number];
+
+/** What the gateway does to its sources on the way: nothing, take the sound out, leave the sound out, or join picture and sound. */
+export type StreamProcessing = 'pass' | `audio:${AudioFormat}` | 'mute' | 'merge';
+
+/** How a processed stream is written: ffmpeg's output options, and what the caller is told it gets. */
+export interface StreamRecipe {
+  /** The container as the parse answer names it (mp4, m4a, mp3, ogg, opus, wav, mka). */
+  container: string;
+  contentType: string;
+  /** The file name's extension. */
+  extension: string;
+  /** ffmpeg's output options (stream selection, codecs, muxer), before the output itself. */
+  output: string[];
+}
+
+/** Fragmented MP4: playable and seekable by players while it is still being written, never a seek back in the output. */
+const FRAGMENTED = ['-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-f', 'mp4'];
+
+/** What a codec list says of its audio: aac, mp3, opus, vorbis, flac, or null when nothing says. */
+export function audioCodecFamily(codecs: string | null): 'aac' | 'mp3' | 'opus' | 'vorbis' | 'flac' | null {
+  for (const raw of (codecs ?? '').toLowerCase().split(',')) {
+    const c = raw.trim();
+    if (c === 'mp4a.40.34' || c === 'mp4a.6b' || c === 'mp4a.69' || c === 'mp3') return 'mp3';
+    if (c.startsWith('mp4a') || c === 'aac') return 'aac';
+    if (c === 'opus') return 'opus';
+    if (c === 'vorbis') return 'vorbis';
+    if (c === 'flac' || c === 'fla') return 'flac';
+  }
+  return null;
+}
+
+/** The audio of the first input's first audio stream, in the format asked; `best` copies whatever codec it is. */
+function audioRecipe(format: AudioFormat, codecs: string | null): StreamRecipe {
+  const family = audioCodecFamily(codecs);
+  const take = ['-map', '0:a:0', '-vn', '-sn', '-dn'];
+  switch (format) {
+    case 'mp3':
+      return {
+        container: 'mp3',
+        contentType: 'audio/mpeg',
+        extension: 'mp3',
+        output: [...take, ...(family === 'mp3' ? ['-c:a', 'copy'] : ['-c:a', 'libmp3lame', '-q:a', '2']), '-f', 'mp3'],
+      };
+    case 'opus':
+      return {
+        container: 'opus',
+        contentType: 'audio/ogg; codecs=opus',
+        extension: 'opus',
+        output: [...take, ...(family === 'opus' ? ['-c:a', 'copy'] : ['-c:a', 'libopus', '-b:a', '128k']), '-f', 'ogg'],
+      };
+    case 'm4a':
+      return {
+        container: 'm4a',
+        contentType: 'audio/mp4',
+        extension: 'm4a',
+        output: [...take, ...(family === 'aac' ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '192k']), ...FRAGMENTED],
+      };
+    case 'wav':
+      // The sizes in a WAV header cannot be known while it streams: ffmpeg leaves them at their largest, as players expect.
+      return { container: 'wav', contentType: 'audio/wav', extension: 'wav', output: [...take, '-c:a', 'pcm_s16le', '-f', 'wav'] };
+    case 'best': {
+      const copy = [...take, '-c:a', 'copy'];
+      if (family === 'aac') return { container: 'm4a', contentType: 'audio/mp4', extension: 'm4a', output: [...copy, ...FRAGMENTED] };
+      if (family === 'mp3') return { container: 'mp3', contentType: 'audio/mpeg', extension: 'mp3', output: [...copy, '-f', 'mp3'] };
+      if (family === 'opus')
+        return { container: 'opus', contentType: 'audio/ogg; codecs=opus', extension: 'opus', output: [...copy, '-f', 'ogg'] };
+      if (family === 'vorbis') return { container: 'ogg', contentType: 'audio/ogg', extension: 'ogg', output: [...copy, '-f', 'ogg'] };
+      // Nothing says which codec it is: Matroska holds any of them, so it is still a copy.
+      return { container: 'mka', contentType: 'audio/x-matroska', extension: 'mka', output: [...copy, '-f', 'matroska'] };
+    }
+  }
+}
+
+/**
+ * ffmpeg's output options for a processing of its inputs (`sources[i]` is input i). Nothing is
+ * re-encoded unless an audio format asks for another codec than the source's.
+ */
+export function streamRecipe(
+  processing: StreamProcessing,
+  sources: readonly { manifest: string | null; codecs: string | null }[],
+  kind: 'video' | 'audio',
+): StreamRecipe {
+  if (processing.startsWith('audio:')) return audioRecipe(processing.slice(6) as AudioFormat, sources[0]?.codecs ?? null);
+  if (processing === 'pass' && kind === 'audio') return audioRecipe('best', sources[0]?.codecs ?? null);
+  const video = { container: 'mp4', contentType: 'video/mp4', extension: 'mp4' };
+  if (processing === 'mute') return { ...video, output: ['-map', '0:v:0', '-an', '-sn', '-dn', '-c:v', 'copy', ...FRAGMENTED] };
+  if (processing === 'merge') return { ...video, output: ['-map', '0:v:0', '-map', '1:a:0', '-sn', '-dn', '-c', 'copy', ...FRAGMENTED] };
+  // A manifest passed through: its picture and sound, remuxed into one file.
+  return { ...video, output: ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn', '-c', 'copy', ...FRAGMENTED] };
+}
