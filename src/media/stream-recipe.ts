@@ -19,6 +19,12 @@ export interface StreamRecipe {
 /** Fragmented MP4: playable and seekable by players while it is still being written, never a seek back in the output. */
 const FRAGMENTED = ['-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-f', 'mp4'];
 
+/**
+ * AAC from MPEG-TS (HLS segments) comes with ADTS headers, which MP4 does not hold: ffmpeg 5 does not
+ * always add the filter by itself. The filter passes AAC without them through untouched.
+ */
+const aacToMp4 = (codecs: string | null) => (audioCodecFamily(codecs) === 'aac' ? ['-bsf:a', 'aac_adtstoasc'] : []);
+
 /** What a codec list says of its audio: aac, mp3, opus, vorbis, flac, or null when nothing says. */
 export function audioCodecFamily(codecs: string | null): 'aac' | 'mp3' | 'opus' | 'vorbis' | 'flac' | null {
   for (const raw of (codecs ?? '').toLowerCase().split(',')) {
@@ -56,14 +62,15 @@ function audioRecipe(format: AudioFormat, codecs: string | null): StreamRecipe {
         container: 'm4a',
         contentType: 'audio/mp4',
         extension: 'm4a',
-        output: [...take, ...(family === 'aac' ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '192k']), ...FRAGMENTED],
+        output: [...take, ...(family === 'aac' ? ['-c:a', 'copy', ...aacToMp4(codecs)] : ['-c:a', 'aac', '-b:a', '192k']), ...FRAGMENTED],
       };
     case 'wav':
       // The sizes in a WAV header cannot be known while it streams: ffmpeg leaves them at their largest, as players expect.
       return { container: 'wav', contentType: 'audio/wav', extension: 'wav', output: [...take, '-c:a', 'pcm_s16le', '-f', 'wav'] };
     case 'best': {
       const copy = [...take, '-c:a', 'copy'];
-      if (family === 'aac') return { container: 'm4a', contentType: 'audio/mp4', extension: 'm4a', output: [...copy, ...FRAGMENTED] };
+      if (family === 'aac')
+        return { container: 'm4a', contentType: 'audio/mp4', extension: 'm4a', output: [...copy, ...aacToMp4(codecs), ...FRAGMENTED] };
       if (family === 'mp3') return { container: 'mp3', contentType: 'audio/mpeg', extension: 'mp3', output: [...copy, '-f', 'mp3'] };
       if (family === 'opus')
         return { container: 'opus', contentType: 'audio/ogg; codecs=opus', extension: 'opus', output: [...copy, '-f', 'ogg'] };
@@ -87,7 +94,14 @@ export function streamRecipe(
   if (processing === 'pass' && kind === 'audio') return audioRecipe('best', sources[0]?.codecs ?? null);
   const video = { container: 'mp4', contentType: 'video/mp4', extension: 'mp4' };
   if (processing === 'mute') return { ...video, output: ['-map', '0:v:0', '-an', '-sn', '-dn', '-c:v', 'copy', ...FRAGMENTED] };
-  if (processing === 'merge') return { ...video, output: ['-map', '0:v:0', '-map', '1:a:0', '-sn', '-dn', '-c', 'copy', ...FRAGMENTED] };
+  if (processing === 'merge')
+    return {
+      ...video,
+      output: ['-map', '0:v:0', '-map', '1:a:0', '-sn', '-dn', '-c', 'copy', ...aacToMp4(sources[1]?.codecs ?? null), ...FRAGMENTED],
+    };
   // A manifest passed through: its picture and sound, remuxed into one file.
-  return { ...video, output: ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn', '-c', 'copy', ...FRAGMENTED] };
+  return {
+    ...video,
+    output: ['-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn', '-c', 'copy', ...aacToMp4(sources[0]?.codecs ?? null), ...FRAGMENTED],
+  };
 }

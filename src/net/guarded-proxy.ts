@@ -20,6 +20,8 @@ export interface GuardedProxy {
  * name itself, refuses unless every address is public (or host:port is allow-listed), and connects
  * to the address it checked. A random password keeps other local processes from using it.
  */
+const CHALLENGE = 'Basic realm="mediagate"';
+
 /** A TCP port as a request names it: 1-65535, else null (net.connect throws on anything else). */
 function portOf(digits: string): number | null {
   if (!/^\d{1,5}$/.test(digits)) return null;
@@ -61,7 +63,8 @@ export async function startGuardedProxy(
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.headers['proxy-authorization'] !== expectedAuth) return void res.writeHead(407).end();
+    // The challenge names the scheme: clients that send credentials only when asked (ffmpeg) then send them.
+    if (req.headers['proxy-authorization'] !== expectedAuth) return void res.writeHead(407, { 'proxy-authenticate': CHALLENGE }).end();
     let target: URL;
     try {
       target = new URL(req.url ?? '');
@@ -106,7 +109,8 @@ export async function startGuardedProxy(
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
-    if (req.headers['proxy-authorization'] !== expectedAuth) return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\n\r\n');
+    if (req.headers['proxy-authorization'] !== expectedAuth)
+      return void client.end(`HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: ${CHALLENGE}\r\n\r\n`);
     const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(req.url ?? '');
     const port = m ? portOf(m[2]) : null;
     if (!m || port === null) return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');

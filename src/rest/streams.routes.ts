@@ -15,12 +15,20 @@ export function registerStreamRoutes(app: FastifyInstance, services: Services): 
     handler: async (req: FastifyRequest, reply: FastifyReply) => {
       const token = (req.params as { '*': string })['*'];
       const range = req.headers.range;
+      // The caller may leave before the answer begins (ffmpeg still opening its inputs): everything stops then.
+      const left = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.headersSent) left.abort();
+      };
+      reply.raw.once('close', onClose);
       try {
         const answer = await services.streams.open({
           token,
           method: req.method === 'HEAD' ? 'HEAD' : 'GET',
           range: typeof range === 'string' ? range : null,
+          signal: left.signal,
         });
+        reply.raw.off('close', onClose);
         services.metrics.streams.inc({ outcome: 'opened' });
         reply.status(answer.status).headers({ ...answer.headers, 'cache-control': 'private, no-store' });
         return answer.body ? reply.send(answer.body) : reply.send();

@@ -22,6 +22,8 @@ export interface StreamRequest {
   token: string;
   method: 'GET' | 'HEAD';
   range: string | null;
+  /** Aborted when the caller leaves before the answer begins: its ffmpeg and upstream stop at once. */
+  signal: AbortSignal;
 }
 
 export interface StreamServiceDeps {
@@ -72,7 +74,7 @@ export class StreamService {
     try {
       return passing
         ? await this.pass(grant, request, disposition, releaseAccount)
-        : await this.process(grant, disposition, releaseAccount);
+        : await this.process(grant, disposition, releaseAccount, request.signal);
     } catch (err) {
       releaseAccount();
       throw err;
@@ -90,6 +92,8 @@ export class StreamService {
   private async pass(grant: StreamGrant, request: StreamRequest, disposition: string, release: Release | null): Promise<StreamAnswer> {
     const [source] = grant.sources;
     const abort = new AbortController();
+    const forward = () => abort.abort();
+    request.signal.addEventListener('abort', forward, { once: true });
     let upstream: Awaited<ReturnType<GuardedHttpClient['open']>>;
     try {
       upstream = await this.deps.client.open(source.url, {
@@ -100,9 +104,11 @@ export class StreamService {
         throwOnHttpError: false,
       });
     } catch (err) {
+      request.signal.removeEventListener('abort', forward);
       if (err instanceof AppError) throw err;
       throw upstreamFailed('the request failed');
     }
+    request.signal.removeEventListener('abort', forward);
     if (upstream.status !== 200 && upstream.status !== 206 && upstream.status !== 416) {
       upstream.body.destroy();
       throw upstreamFailed(`the source answered ${upstream.status}`);
@@ -129,7 +135,7 @@ export class StreamService {
   }
 
   /** ffmpeg's output as it is written, once its first byte is there (a failure before it is 502). */
-  private async process(grant: StreamGrant, disposition: string, releaseAccount: Release): Promise<StreamAnswer> {
+  private async process(grant: StreamGrant, disposition: string, releaseAccount: Release, signal: AbortSignal): Promise<StreamAnswer> {
     const releaseFfmpeg = this.deps.limits.takeFfmpeg();
     const closers: Array<() => Promise<void>> = [];
     let failure: string | null = null;
@@ -168,7 +174,12 @@ export class StreamService {
         clearTimeout(deadline);
         stopped();
       });
+      // A caller gone before the first byte: ffmpeg is killed, and the wait below ends with it.
+      const leave = () => body.destroy();
+      signal.addEventListener('abort', leave, { once: true });
+      if (signal.aborted) leave();
       const first = await firstChunk(ffmpeg.stdout, ffmpeg.exited);
+      signal.removeEventListener('abort', leave);
       if (!first) {
         const { code, stderr } = await ffmpeg.exited;
         body.destroy();

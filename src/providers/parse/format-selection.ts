@@ -65,7 +65,8 @@ function soundOf(v: MediaFormat): MediaFormat {
   return {
     ...v,
     kind: 'audio',
-    container: null,
+    // The source's, until the stream that makes it names its own.
+    container: v.container,
     width: null,
     height: null,
     codecs: audioCodecsOf(v.codecs),
