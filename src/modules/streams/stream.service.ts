@@ -110,19 +110,19 @@ export class StreamService {
     }
     request.signal.removeEventListener('abort', forward);
     if (upstream.status !== 200 && upstream.status !== 206 && upstream.status !== 416) {
-      upstream.body.destroy();
+      drop(upstream.body);
       throw upstreamFailed(`the source answered ${upstream.status}`);
     }
     const headers: Record<string, string> = { 'content-disposition': disposition };
     for (const h of PASSED) if (upstream.headers[h]) headers[h] = upstream.headers[h];
     if (request.method === 'HEAD' || upstream.status === 416) {
-      upstream.body.destroy();
+      drop(upstream.body);
       release?.();
       return { status: upstream.status, headers, body: request.method === 'HEAD' ? null : emptyBody() };
     }
     const body = this.counted(grant, () => {
+      drop(upstream.body);
       abort.abort();
-      upstream.body.destroy();
       release?.();
     });
     upstream.body.on('error', () => body.destroy(new Error('the source failed mid-stream')));
@@ -244,6 +244,12 @@ export class StreamService {
     });
     return body;
   }
+}
+
+/** Closes an upstream body that will not be read (an abort error it raises then is expected). */
+function drop(body: Readable): void {
+  body.on('error', () => {});
+  body.destroy();
 }
 
 function emptyBody(): Readable {
