@@ -56,6 +56,8 @@ describe('streams: bounds and refusals', () => {
     site.page('/p/hang', `<html><body><video src="/hang.mp4" type="video/mp4"></video></body></html>`);
     site.route('/hang.mp4', (req, res) => (req.headers.referer ? undefined : serveBytes(req, res, clip, 'video/mp4')));
     site.endless('/endless.mp4', 'video/mp4');
+    // Larger than STREAM_MAX_BYTES below.
+    site.file('/big.mp4', Buffer.alloc(3 * 1024 * 1024, 7), 'video/mp4');
     // A 12-segment HLS playlist whose tenth segment redirects to an address the gateway may not reach.
     const hls = mkdtempSync(join(tmpdir(), 'mediagate-evil-'));
     execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', [
@@ -74,6 +76,7 @@ describe('streams: bounds and refusals', () => {
     h = await createHarness({
       FETCH_ALLOW_HOSTS: site.hostPort,
       STREAM_MAX_PER_ACCOUNT: '1',
+      STREAM_MAX_BYTES: String(2 * 1024 * 1024),
       STREAM_FFMPEG_CONCURRENCY: '1',
       // The endless file's probe gives up soon: its parse is not what is tested.
       PROBE_TIMEOUT_SECONDS: '1',
@@ -196,6 +199,25 @@ describe('streams: bounds and refusals', () => {
     expect(res.status).toBe(200);
     await expect(res.arrayBuffer()).rejects.toThrow();
     expect(elsewhere.connections).toBe(before);
+  });
+
+  it('cuts a stream at STREAM_MAX_BYTES: never more sent, never ended as if whole', async () => {
+    const { key } = await h.account({ credits: 2 });
+    const body = await parse({ url: `${site.origin}/big.mp4`, stream: true }, key);
+    const res = await fetch(h.url + streamPath(body.media.url));
+    expect(res.status).toBe(200);
+    let received = 0;
+    await expect(
+      (async () => {
+        for await (const chunk of res.body as AsyncIterable<Uint8Array>) received += chunk.length;
+      })(),
+    ).rejects.toThrow();
+    expect(received).toBeLessThanOrEqual(2 * 1024 * 1024);
+    const [row] = await waitFor(async () => {
+      const rows = await h.sql<{ streamed_bytes: string }>('select streamed_bytes from job where id = ?', [body.id]);
+      return Number(rows[0].streamed_bytes) > 0 && rows;
+    });
+    expect(Number(row.streamed_bytes)).toBeLessThanOrEqual(2 * 1024 * 1024);
   });
 
   it('upstream failing before the first byte is 502 PROVIDER_ERROR; after it, the connection is cut', async () => {
