@@ -144,6 +144,21 @@ describe('streams: made by the gateway', () => {
     expect(Number(/^mediagate_streamed_bytes_total (\d+)/m.exec(metrics.body)?.[1])).toBeGreaterThanOrEqual(got.bytes.length);
   });
 
+  it('replays the same stream URL for the same Idempotency-Key, charged once; HEAD answers a made stream’s headers without making it', async () => {
+    const { key, accountId } = await h.account({ credits: 3 });
+    const input = { url: `${site.origin}/p/clip`, mode: 'mute' };
+    const first = await h.rest('/api/parse', input, key, { 'idempotency-key': 'stream-replay-1' });
+    const again = await h.rest('/api/parse', input, key, { 'idempotency-key': 'stream-replay-1' });
+    expect(again.json().media.url).toBe(first.json().media.url);
+    expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
+    const head = await h.request('HEAD', new URL(again.json().media.url).pathname);
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-type']).toBe('video/mp4');
+    expect(head.headers['content-disposition']).toMatch(/^inline; filename=/);
+    const got = await fetchStream(h, again.json().media.url);
+    expect(probeBytes(got.bytes, 'mp4').streams).toEqual([{ type: 'video', codec: 'h264' }]);
+  });
+
   it('refuses a bad audioFormat or stream through both doors: 400 INVALID_INPUT naming the field', async () => {
     const { key } = await h.account({ credits: 2 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/p/clip`, audioFormat: 'flac', stream: 'yes' }, key);
