@@ -8,6 +8,7 @@ import { registerGraphqlDoors } from './graphql/doors.js';
 import type { ResolverClasses } from './graphql/schema.js';
 import { trustFunction } from './net/client-address.js';
 import { toErrorResponse, writeClientError } from './http/error-body.js';
+import { registerCsrfGuard } from './http/csrf-guard.js';
 import { registerDraining } from './http/draining.js';
 import { registerMetricsEndpoint } from './http/metrics-endpoint.js';
 import { registerRateLimits } from './http/rate-limit.js';
@@ -87,6 +88,9 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
 
   const limits = registerRateLimits(app, config, services.auth);
   app.addHook('onClose', () => limits.close());
+  // A cookie-authenticated change to /graphql or /api/* needs the session's CSRF token, checked
+  // before the body is read (after the address's rate limit, which counts the attempt).
+  registerCsrfGuard(app, services.auth);
 
   app.addHook('onResponse', async (req, reply) => {
     services.metrics.httpRequests.observe(

@@ -1,9 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Webhook } from 'standardwebhooks';
 import { isUuid } from '../../db/sql-values.js';
-import { AppError } from '../../errors.js';
-import { FetchError, failureReason } from '../../net/fetch-error.js';
+import type { AppError } from '../../errors.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
+import { sendSignedWebhook } from '../../net/webhook-sender.js';
 import { Job } from '../jobs/job.entity.js';
 import { readableAccount, requireScope } from '../access.js';
 import type { Principal } from '../api-keys/api-key.service.js';
@@ -143,34 +142,15 @@ export class WebhookService {
     let error: string | null = null;
     const secret = await this.secretOf(job.accountId);
     if (secret === null) error = UNREADABLE_SECRET;
-    else {
-      const headers = {
-        'content-type': 'application/json',
-        'webhook-id': message.eventId,
-        'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-        'webhook-signature': new Webhook(secret).sign(message.eventId, timestamp, payload),
-      };
-      try {
-        const res = await this.deps.client.request(url, {
-          method: 'POST',
-          body: payload,
-          headers,
-          timeoutMs: this.deps.timeoutMs,
-          maxBytes: 64 * 1024,
-          throwOnHttpError: false,
-        });
-        statusCode = res.status;
-        if (res.status < 200 || res.status >= 300) error = `The receiver answered ${res.status}.`;
-      } catch (err) {
-        // Our own words only: the receiver's text never reaches the job.
-        error =
-          err instanceof AppError
-            ? err.message
-            : err instanceof FetchError && err.kind === 'timeout'
-              ? 'The receiver did not answer in time.'
-              : `The receiver could not be reached${err instanceof FetchError ? `: ${failureReason(err)}` : ''}.`;
-      }
-    }
+    else
+      ({ statusCode, error } = await sendSignedWebhook(this.deps.client, {
+        url,
+        eventId: message.eventId,
+        timestamp,
+        payload,
+        secret,
+        timeoutMs: this.deps.timeoutMs,
+      }));
     const durationMs = Date.now() - started;
     await this.deps
       .em()
