@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createHarness, type Harness } from '../support/harness.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 describe('analyst queries', () => {
   let h: Harness;
@@ -60,8 +61,8 @@ describe('analyst queries', () => {
   });
 
   it('lets analysts see every account, list accounts and read anyone’s history; others are refused', async () => {
-    const analyst = await h.services.accounts.create({ name: 'Ana Lyst', roles: ['analyst'] });
-    const key = (await h.services.apiKeys.create(analyst.id, 'analysis', ['read'])).key;
+    const analyst = await h.services.accounts.create(OPERATOR, { name: 'Ana Lyst', roles: ['analyst'] });
+    const key = (await h.services.apiKeys.create(OPERATOR, analyst.id, 'analysis', ['read'])).key;
     const customer = await h.account({ credits: 7 });
     await chargedTask(customer.accountId, 'PARSE', 1);
 
@@ -91,6 +92,6 @@ describe('analyst queries', () => {
     expect(reversed.errors?.[0].extensions).toMatchObject({ code: 'INVALID_INPUT', details: { from: expect.any(String) } });
     const long = await h.gql(USAGE, { from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }, key);
     expect(long.errors?.[0].extensions.code).toBe('INVALID_INPUT');
-    await expect(h.services.accounts.create({ name: 'x', roles: ['root'] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(h.services.accounts.create(OPERATOR, { name: 'x', roles: ['root'] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 });

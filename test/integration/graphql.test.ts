@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createHarness, type Harness } from '../support/harness.js';
 import { nextMillisecond } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 describe('GraphQL account area', () => {
   let h: Harness;
@@ -166,7 +167,7 @@ describe('GraphQL account area', () => {
     expect(query.headers['cache-control']).toBe('no-store');
     const mutation = await get('mutation { createApiKey(name: "via-get") { key } }');
     expect(mutation.statusCode).toBe(405);
-    expect((await h.services.apiKeys.list(accountId)).map((k) => k.name)).toEqual(['test']);
+    expect((await h.services.apiKeys.list(OPERATOR, accountId)).map((k) => k.name)).toEqual(['test']);
   });
 
   it('masks unexpected errors: no stack, no SQL', async () => {

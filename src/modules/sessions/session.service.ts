@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { isUuid } from '../../db/sql-values.js';
 import { SESSION_SCOPES, type Principal, unauthenticated } from '../api-keys/api-key.service.js';
+import { accountPolicy } from '../accounts/account.policy.js';
 import type { AccountService } from '../accounts/account.service.js';
 import type { OidcVerifier } from '../accounts/oidc.verifier.js';
 import { sessionCookie, type SessionCookie } from './session.cookie.js';
@@ -64,9 +65,10 @@ export class SessionService {
    * A link to the account page that signs the account in once, within LOGIN_LINK_MINUTES. The token
    * is in the fragment, which browsers never send to a server, so it stays out of logs and Referer.
    */
-  async createLoginLink(accountId: string): Promise<{ url: string; expiresAt: Date }> {
+  async createLoginLink(principal: Principal, accountId: string): Promise<{ url: string; expiresAt: Date }> {
+    accountPolicy.administer(principal, 'make login links');
     if (!isUuid(accountId)) throw new AppError('NOT_FOUND', 'No such account.');
-    await this.accounts.view(accountId);
+    await this.accounts.view(principal, accountId);
     const token = newToken();
     const expiresAt = await this.repo.createLoginLink(accountId, this.hash('login-link', token), this.settings.loginLinkMinutes);
     return { url: `${this.settings.publicUrl}/account/#login=${token}`, expiresAt };

@@ -11,7 +11,7 @@ import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import type { CircuitBreakers } from '../../providers/circuit-breakers.js';
 import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
 import type { TranscriptResult, TranscriptionProvider } from '../../providers/transcription/transcription.types.js';
-import { requireMembership, requireScope } from '../access.js';
+import { transcriptionPolicy } from './transcription.policy.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { idempotencyFor } from '../jobs/idempotency.js';
 import { successBody } from '../jobs/job.result.js';
@@ -68,9 +68,9 @@ export class TranscriptionService {
 
   /** Everything checked before any credit is held: scope (first, as GraphQL's declared rule), input, membership, URLs, a provider. */
   private async prepare(principal: Principal, rawInput: unknown): Promise<TranscribeRequest> {
-    requireScope(principal, 'transcribe');
+    transcriptionPolicy.start(principal);
     const input = validate(transcribeInputSchema, dropNulls(rawInput as object));
-    requireMembership(principal);
+    transcriptionPolicy.afterInput(principal);
     const mediaUrl = (await this.deps.client.checkUrl(input.mediaUrl)).toString();
     // The webhook URL is the caller's too: refused now if it leads somewhere private, and judged again at every delivery.
     const webhookUrl = input.webhookUrl ? (await this.deps.client.checkUrl(input.webhookUrl)).toString() : undefined;

@@ -4,7 +4,7 @@ import type { AppError } from '../../errors.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import { sendSignedWebhook } from '../../net/webhook-sender.js';
 import { Job } from '../jobs/job.entity.js';
-import { readableAccount, requireScope } from '../access.js';
+import { webhookPolicy } from './webhook.policy.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import { UnreadableWebhookSecret, type WebhookSecret, type WebhookSecretRepository } from './webhook-secret.repository.js';
@@ -97,13 +97,13 @@ export class WebhookService {
 
   /** The secret the caller's webhook receiver verifies deliveries with (keys scope; made on first read). */
   secretFor(principal: Principal): Promise<WebhookSecret> {
-    requireScope(principal, 'keys');
+    webhookPolicy.secret(principal);
     return this.deps.secrets.get(principal.accountId);
   }
 
   /** A new signing secret (keys scope); 401 when the caller's key was revoked meanwhile. */
   async rotateSecret(principal: Principal): Promise<WebhookSecret> {
-    requireScope(principal, 'keys');
+    webhookPolicy.secret(principal);
     const rotated = await this.deps.secrets.rotate(principal.accountId, principal.apiKeyId);
     if (!rotated) throw this.deps.callerRevoked(principal.apiKeyId);
     return rotated;
@@ -163,8 +163,14 @@ export class WebhookService {
     if (error) throw new Error(error);
   }
 
-  /** Every attempt made for a job's events, oldest first. */
-  async attempts(jobId: string): Promise<WebhookAttempt[]> {
+  /** The attempts made for a job's events, oldest first, when the caller may see them (webhookPolicy.seesAttempts); else none. */
+  async attemptsOf(principal: Principal, job: Pick<Job, 'id' | 'accountId' | 'input'>): Promise<WebhookAttempt[]> {
+    if (typeof job.input.webhookUrl !== 'string' || !webhookPolicy.seesAttempts(principal, job.accountId)) return [];
+    return this.attempts(job.id);
+  }
+
+  /** Every attempt made for a job's events, oldest first (the delivery's own count). */
+  private async attempts(jobId: string): Promise<WebhookAttempt[]> {
     const rows = await this.deps.em().getConnection().execute<AttemptRow[]>(`${ATTEMPT_SELECT} where w.job_id = ? order by w.id`, [jobId]);
     return rows.map(toAttempt);
   }
@@ -174,7 +180,7 @@ export class WebhookService {
    * `onlyAccount`, only that account's jobs' attempts are read.
    */
   async attemptsForJobs(principal: Principal, jobIds: readonly string[]): Promise<Map<string, WebhookAttempt[]>> {
-    const onlyAccount = readableAccount(principal);
+    const onlyAccount = webhookPolicy.readMany(principal);
     const byJob = new Map<string, WebhookAttempt[]>();
     const wanted = jobIds.filter(isUuid);
     if (!wanted.length) return byJob;
