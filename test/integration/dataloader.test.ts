@@ -75,7 +75,11 @@ describe('related rows through per-request DataLoaders', () => {
     const analystKey = await warmKey(analyst.id);
     const customers: string[] = [];
     for (let i = 0; i < 55; i++) {
-      const acc = await h.services.accounts.create(OPERATOR, { name: `Customer ${i}`, credits: 10, membershipDays: i % 2 ? 30 : undefined });
+      const acc = await h.services.accounts.create(OPERATOR, {
+        name: `Customer ${i}`,
+        credits: 10,
+        membershipDays: i % 2 ? 30 : undefined,
+      });
       await h.services.apiKeys.create(OPERATOR, acc.id, 'first');
       await h.services.apiKeys.create(OPERATOR, acc.id, 'second', ['read']);
       await chargedTask(acc.id, 'PARSE', 1);
