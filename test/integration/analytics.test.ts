@@ -12,7 +12,7 @@ describe('analyst queries', () => {
   /** A task that succeeded and was charged `amount`, without calling a provider. */
   const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -21,11 +21,11 @@ describe('analyst queries', () => {
       amount,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    await h.services.ledger.succeed(jobId, { ok: true }, 'test');
+    await h.services.tasks.succeed(jobId, { ok: true }, 'test');
   };
   const failedTask = async (accountId: string) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -34,7 +34,7 @@ describe('analyst queries', () => {
       amount: 1,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    await h.services.ledger.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
+    await h.services.tasks.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
   };
   const range = () => ({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() });
   const USAGE = `query($from: DateTime!, $to: DateTime!, $by: UsageDimension, $g: UsageGrouping) {

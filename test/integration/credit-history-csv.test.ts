@@ -65,7 +65,7 @@ describe('GET /api/credit-history.csv', () => {
   /** A task that succeeded (HOLD, CAPTURE) or failed (HOLD, RELEASE), without a provider. */
   async function task(accountId: string, outcome: 'succeed' | 'fail', operation: 'PARSE' | 'TRANSCRIBE' = 'PARSE', amount = 1) {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -74,8 +74,8 @@ describe('GET /api/credit-history.csv', () => {
       amount,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    if (outcome === 'succeed') await h.services.ledger.succeed(jobId, { ok: true }, 'test');
-    else await h.services.ledger.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
+    if (outcome === 'succeed') await h.services.tasks.succeed(jobId, { ok: true }, 'test');
+    else await h.services.tasks.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
     return jobId;
   }
 

@@ -39,7 +39,7 @@ describe('related rows through per-request DataLoaders', () => {
   /** A task that succeeded and was charged `amount` (a HOLD and a CAPTURE entry), without a provider. */
   const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -48,7 +48,7 @@ describe('related rows through per-request DataLoaders', () => {
       amount,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    await h.services.ledger.succeed(jobId, { ok: true }, 'test');
+    await h.services.tasks.succeed(jobId, { ok: true }, 'test');
     return jobId;
   };
 
@@ -187,7 +187,7 @@ describe('related rows through per-request DataLoaders', () => {
     const jobs: string[] = [];
     for (let i = 0; i < 40; i++) {
       const jobId = randomUUID();
-      await h.services.ledger.openJob({
+      await h.services.tasks.openJob({
         jobId,
         accountId: acc.id,
         apiKeyId: null,
@@ -196,7 +196,7 @@ describe('related rows through per-request DataLoaders', () => {
         amount: 1,
         deadlineAt: new Date(Date.now() + 60_000),
       });
-      await h.services.ledger.succeed(jobId, { ok: true }, 'test');
+      await h.services.tasks.succeed(jobId, { ok: true }, 'test');
       jobs.push(jobId);
     }
     const db = new pg.Client({ connectionString: h.clientUrl });

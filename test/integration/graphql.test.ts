@@ -13,7 +13,7 @@ describe('GraphQL account area', () => {
   /** A finished job without calling a provider: hold, then release. */
   const failedJob = async (accountId: string) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -22,7 +22,7 @@ describe('GraphQL account area', () => {
       amount: 1,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    await h.services.ledger.fail(jobId, 'FAILED', 'NO_MEDIA_FOUND', 'none');
+    await h.services.tasks.fail(jobId, 'FAILED', 'NO_MEDIA_FOUND', 'none');
     return jobId;
   };
 

@@ -310,7 +310,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     ).data.startTranscription.id;
     await untilJob(key, id, (j) => j.status === 'RUNNING');
     // Straight to the ledger, as another instance's cancelJob would: this process's runner is not told.
-    expect(await h.services.ledger.fail(id, 'CANCELED', 'CANCELED', 'Canceled by the caller.')).toBe(true);
+    expect(await h.services.tasks.fail(id, 'CANCELED', 'CANCELED', 'Canceled by the caller.')).toBe(true);
     await waitFor(() => closed, { describe: 'the download to be closed', timeout: 5_000, interval: 20 });
     expect(closed).toBe(true);
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });

@@ -178,6 +178,10 @@ const SYSTEM_METHODS: Partial<Record<ServiceName, Record<string, string>>> = {
   },
   ledger: {
     grant: 'reached by callers only through accounts.grant (admins)',
+    balance: 'the task ledger: a refusal’s details, with the task’s own account',
+    availableOfJob: 'a refusal’s details, for the task ledger',
+  },
+  tasks: {
     openJob: 'the task runner, after the task’s own policy',
     extendHold: 'the task runner',
     succeed: 'the task runner',
@@ -189,7 +193,6 @@ const SYSTEM_METHODS: Partial<Record<ServiceName, Record<string, string>>> = {
     setProgress: 'the task runner',
     sweepExpired: 'the sweeper',
     findByIdempotencyKey: 'the task runner, with the caller’s own account',
-    balance: 'the task runner and the doors, with the caller’s own account',
   },
 };
 
@@ -275,7 +278,7 @@ beforeAll(async () => {
   const stranger = await h.account({ credits: 10, member: true });
   const open = async (operation: 'PARSE' | 'TRANSCRIBE', status: 'QUEUED' | 'RUNNING') => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId: owner.accountId,
       apiKeyId: null,
@@ -289,7 +292,7 @@ beforeAll(async () => {
   };
   const jobId = await open('TRANSCRIBE', 'QUEUED');
   const transcriptionId = await open('TRANSCRIBE', 'RUNNING');
-  await h.services.ledger.succeed(transcriptionId, { text: 'hello', segments: [] }, 'test');
+  await h.services.tasks.succeed(transcriptionId, { text: 'hello', segments: [] }, 'test');
   a = { accountId: owner.accountId, keyId: owner.keyId, jobId, transcriptionId };
   b = { accountId: stranger.accountId };
   // A's webhook secret and a login link exist already, so that reads which make one on first use show as changes.

@@ -3,10 +3,10 @@ import { failpoint } from '../../failpoints.js';
 import { jobPolicy } from './job.policy.js';
 import type { Page } from '../paging.js';
 import type { Principal } from '../api-keys/api-key.service.js';
-import type { LedgerService } from '../credits/ledger.service.js';
+import type { TaskLedger } from '../tasks/task-ledger.js';
 import type { Job } from './job.entity.js';
 import type { JobRepository } from './job.repository.js';
-import type { TaskRunner } from './task-runner.js';
+import type { TaskRunner } from '../tasks/task-runner.js';
 
 /**
  * Jobs as callers see them, for both doors: reading one (read scope; another account's job is
@@ -17,7 +17,7 @@ export class JobService {
   constructor(
     private readonly jobs: JobRepository,
     private readonly runner: TaskRunner,
-    private readonly ledger: LedgerService,
+    private readonly ledger: TaskLedger,
   ) {}
 
   /** One of the caller's jobs (GraphQL job(id), GET /api/jobs/{id}): read scope, its own account only. */

@@ -14,9 +14,9 @@ import {
 } from '../../providers/parse/parse.types.js';
 import { parsePolicy } from './parse.policy.js';
 import type { Principal } from '../api-keys/api-key.service.js';
-import { idempotencyFor } from '../jobs/idempotency.js';
+import { idempotencyFor } from '../tasks/idempotency.js';
 import { successBody } from '../jobs/job.result.js';
-import type { TaskRunner } from '../jobs/task-runner.js';
+import type { TaskRunner } from '../tasks/task-runner.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
 
 /** The parse request as the contract spells it. */

@@ -13,10 +13,10 @@ import { runWithFailover, type FailoverLog } from '../../providers/provider-fail
 import type { TranscriptResult, TranscriptionProvider } from '../../providers/transcription/transcription.types.js';
 import { transcriptionPolicy } from './transcription.policy.js';
 import type { Principal } from '../api-keys/api-key.service.js';
-import { idempotencyFor } from '../jobs/idempotency.js';
+import { idempotencyFor } from '../tasks/idempotency.js';
 import { successBody } from '../jobs/job.result.js';
 import type { JobQueue, QueuedRun } from '../jobs/job-queue.js';
-import type { TaskContext, TaskRunner } from '../jobs/task-runner.js';
+import type { TaskContext, TaskRunner } from '../tasks/task-runner.js';
 import type { WebhookService } from '../webhooks/webhook.service.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
 
