@@ -38,6 +38,8 @@ interface Offer {
   /** A manifest URL's own text, already read by the first GET. */
   manifestText: { url: string; text: string } | null;
   direct: boolean;
+  /** The page named its media only in AMP players, links or embedded JSON: it is used once read. */
+  hidden: boolean;
 }
 
 /**
@@ -54,9 +56,10 @@ export class BuiltinParseProvider implements ParseProvider {
   async parse(request: ParseRequest): Promise<ParseResult> {
     const { signal, mode, quality, accountId } = request;
     const offer = await this.offer(request);
+    const probed = new Set<string>();
+    if (offer.hidden) offer.sources = await this.readHidden(offer.sources, signal, probed, accountId);
     await this.expandManifests(offer, signal);
     if (!offer.sources.length) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
-    const probed = new Set<string>();
     if (mode === 'mute') await this.findSilent(offer.sources, quality, signal, probed, accountId);
     const chosen = chooseItems(this.name, offer.sources, mode, quality);
     const { source, selection } = chosen[0];
@@ -106,6 +109,7 @@ export class BuiltinParseProvider implements ParseProvider {
         },
         manifestText: isManifest(direct) ? { url: direct.url, text: this.manifestText(page.body) } : null,
         direct: true,
+        hidden: false,
       };
     }
     const contentType = page.headers['content-type'] ?? '';
@@ -131,6 +135,7 @@ export class BuiltinParseProvider implements ParseProvider {
         },
         manifestText: { url: page.url, text: this.manifestText(page.body) },
         direct: true,
+        hidden: false,
       };
     }
     if (!/html|xml/i.test(contentType) && contentType !== '') {
@@ -144,6 +149,7 @@ export class BuiltinParseProvider implements ParseProvider {
       metadata: extracted.metadata,
       manifestText: null,
       direct: false,
+      hidden: extracted.hidden,
     };
   }
 
@@ -227,6 +233,39 @@ export class BuiltinParseProvider implements ParseProvider {
       if (!origins.has(origin)) origins.set(origin, f.url);
     }
     for (const url of origins.values()) await this.options.client.checkUrl(url);
+  }
+
+  /**
+   * Media a page names only in AMP players, links or embedded JSON is used once read as video or
+   * audio (text served as .mp4, a private address, a dead link is not): the first item with a
+   * format that reads so is the page's media, its formats that read so its renditions (the page's
+   * other links are other episodes, related clips, ads). Manifests are read by expandManifests,
+   * which drops what is none. At most `maxProbes` reads per parse, however many links the page has.
+   */
+  private async readHidden(sources: ItemSource[], signal: AbortSignal, probed: Set<string>, accountId: string): Promise<ItemSource[]> {
+    let left = this.options.maxProbes;
+    for (const source of sources) {
+      const files = source.formats.filter((f) => !isManifest(f)).slice(0, left);
+      left -= files.length;
+      const facts = await Promise.all(files.map((f) => this.options.prober.probe(f, signal, accountId)));
+      const media = new Set<MediaFormat>();
+      files.forEach((f, i) => {
+        probed.add(f.url);
+        const read = facts[i];
+        if (read && (read.hasVideo || read.hasAudio)) {
+          applyProbe(f, read);
+          media.add(f);
+        }
+      });
+      const formats = source.formats.filter((f) => isManifest(f) || media.has(f));
+      if (formats.length) return [{ ...source, formats }];
+      if (left <= 0) break;
+    }
+    throw new ProviderError(
+      this.name,
+      'no_media',
+      'The page names media only in links, scripts or AMP tags, and none of what was read is video or audio.',
+    );
   }
 
   /** Probes the best candidates whose sound nothing states, until one is known to be silent (bounded). */
