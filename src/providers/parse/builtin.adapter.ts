@@ -245,19 +245,11 @@ export class BuiltinParseProvider implements ParseProvider {
   private async readHidden(sources: ItemSource[], signal: AbortSignal, probed: Set<string>, accountId: string): Promise<ItemSource[]> {
     let left = this.options.maxProbes;
     for (const source of sources) {
-      const files = source.formats.filter((f) => !isManifest(f)).slice(0, left);
-      left -= files.length;
-      const facts = await Promise.all(files.map((f) => this.options.prober.probe(f, signal, accountId)));
-      const media = new Set<MediaFormat>();
-      files.forEach((f, i) => {
-        probed.add(f.url);
-        const read = facts[i];
-        if (read && (read.hasVideo || read.hasAudio)) {
-          applyProbe(f, read);
-          media.add(f);
-        }
-      });
-      const formats = source.formats.filter((f) => isManifest(f) || media.has(f));
+      const tried = source.formats.slice(0, left);
+      left -= tried.length;
+      const media = await Promise.all(tried.map((f) => this.readsAsMedia(f, signal, accountId)));
+      tried.forEach((f) => probed.add(f.url));
+      const formats = tried.filter((_, i) => media[i]);
       if (formats.length) return [{ ...source, formats }];
       if (left <= 0) break;
     }
@@ -266,6 +258,23 @@ export class BuiltinParseProvider implements ParseProvider {
       'no_media',
       'The page names media only in links, scripts or AMP tags, and none of what was read is video or audio.',
     );
+  }
+
+  /** Whether a hidden format is media: a file read as video or audio (its facts kept), a manifest at an address the gateway may fetch. */
+  private async readsAsMedia(format: MediaFormat, signal: AbortSignal, accountId: string): Promise<boolean> {
+    if (isManifest(format)) {
+      try {
+        await this.options.client.checkUrl(format.url);
+        return true;
+      } catch (err) {
+        if (err instanceof AppError) return false;
+        throw err;
+      }
+    }
+    const facts = await this.options.prober.probe(format, signal, accountId);
+    if (!facts || !(facts.hasVideo || facts.hasAudio)) return false;
+    applyProbe(format, facts);
+    return true;
   }
 
   /** Probes the best candidates whose sound nothing states, until one is known to be silent (bounded). */

@@ -216,7 +216,8 @@ export function mediaInLiteral(text: string, start: number, budget: JsonBudget, 
   }
   const strings = [...new Set(scan.strings)].slice(0, Math.max(0, budget.found));
   budget.found -= strings.length;
-  return strings.map((url) => ({ url, type: null, label: null, width: null, height: null, holder: `${prefix}$` }));
+  // Without the structure, nothing says which strings are renditions of one media: each stands alone.
+  return strings.map((url, i) => ({ url, type: null, label: null, width: null, height: null, holder: `${prefix}$#${i}` }));
 }
 
 /** Where script text assigns a literal to a global or variable: `window.__INITIAL_STATE__ = {`, `var config = [`. */

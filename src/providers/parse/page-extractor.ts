@@ -2,14 +2,7 @@ import { attr, closest, descendants, HtmlPage, text } from './html-page.js';
 import { extractHidden } from './hidden-media.extractor.js';
 import { extractJsonLd, type JsonLdMedia } from './jsonld.extractor.js';
 import type { Candidate } from './media-candidate.js';
-import {
-  extensionOf,
-  heightHint,
-  isGenericType,
-  isPlayerType,
-  mediaTypeOfExtension,
-  mediaTypeOfMime,
-} from './media-types.js';
+import { extensionOf, heightHint, isGenericType, isPlayerType, mediaTypeOfExtension, mediaTypeOfMime } from './media-types.js';
 import { positiveInt, readMetaTags, type MetaTags } from './meta-tags.extractor.js';
 import { codecsOfType, streamsOfCodecs } from './codecs.js';
 import { mediaFormat, type CoverImage, type MediaFormat, type MediaMetadata } from './parse.types.js';
