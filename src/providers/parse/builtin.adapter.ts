@@ -8,7 +8,16 @@ import { buildMedia, chooseItems, type ItemSource, type PictureSource } from './
 import { ManifestError, manifestKind, readDash, readHls, type ManifestReading } from './manifest.reader.js';
 import { applyProbe, type MediaProber } from './media-prober.js';
 import { extractPage } from './page-extractor.js';
-import type { CoverImage, MediaFormat, MediaMetadata, ParseProvider, ParseQuality, ParseRequest, ParseResult } from './parse.types.js';
+import type {
+  CoverImage,
+  MediaFormat,
+  MediaMetadata,
+  ParseMode,
+  ParseProvider,
+  ParseQuality,
+  ParseRequest,
+  ParseResult,
+} from './parse.types.js';
 
 export interface BuiltinOptions {
   client: GuardedHttpClient;
@@ -57,7 +66,7 @@ export class BuiltinParseProvider implements ParseProvider {
     const { signal, mode, quality, accountId } = request;
     const offer = await this.offer(request);
     const probed = new Set<string>();
-    if (offer.hidden) offer.sources = await this.readHidden(offer.sources, signal, probed, accountId);
+    if (offer.hidden) offer.sources = await this.readHidden(offer.sources, mode, signal, probed, accountId);
     await this.expandManifests(offer, signal);
     if (!offer.sources.length) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
     if (mode === 'mute') await this.findSilent(offer.sources, quality, signal, probed, accountId);
@@ -242,9 +251,18 @@ export class BuiltinParseProvider implements ParseProvider {
    * other links are other episodes, related clips, ads). Manifests are read by expandManifests,
    * which drops what is none. At most `maxProbes` reads per parse, however many links the page has.
    */
-  private async readHidden(sources: ItemSource[], signal: AbortSignal, probed: Set<string>, accountId: string): Promise<ItemSource[]> {
+  private async readHidden(
+    sources: ItemSource[],
+    mode: ParseMode,
+    signal: AbortSignal,
+    probed: Set<string>,
+    accountId: string,
+  ): Promise<ItemSource[]> {
     let left = this.options.maxProbes;
-    for (const source of sources) {
+    // Asked for audio, a page's audio (an AMP story's background track) comes before its videos.
+    const isAudio = (s: ItemSource) => s.formats.some((f) => f.kind === 'audio');
+    const ordered = mode === 'audio' ? [...sources.filter(isAudio), ...sources.filter((s) => !isAudio(s))] : sources;
+    for (const source of ordered) {
       const tried = source.formats.slice(0, left);
       left -= tried.length;
       const media = await Promise.all(tried.map((f) => this.readsAsMedia(f, signal, accountId)));
