@@ -59,9 +59,12 @@ function extensionOfRaw(s: string): string | null {
   }
 }
 
+/** A dot and two to four letters or digits, then the end, a query, a fragment or an escape: what a file name ends with. */
+const EXTENSION_LIKE = /\.[a-z0-9]{2,4}(?:$|[?#\\&])/i;
+
 /** Whether a string written on the page names a video or audio file or manifest by its extension. */
 export function mediaExtension(s: string): boolean {
-  if (!urlShaped(s)) return false;
+  if (!EXTENSION_LIKE.test(s) || !urlShaped(s)) return false;
   const type = mediaTypeOfExtension(extensionOfRaw(s));
   return type !== null && type.kind !== 'image';
 }
@@ -169,7 +172,8 @@ export function scanLiteral(text: string, start: number, budget: JsonBudget): Sc
       let j = i + 1;
       while (j < limit && text[j] !== c) j += text[j] === '\\' ? 2 : 1;
       if (j >= limit) break;
-      if (c !== '`' && j - i < 2050 && scan.strings.length < budget.found) {
+      // Only a string with a file extension in it can name media: the rest are not decoded.
+      if (c !== '`' && j - i < 2050 && scan.strings.length < budget.found && EXTENSION_LIKE.test(text.slice(i + 1, j))) {
         const value = decodeString(text.slice(i, j + 1));
         if (value && mediaExtension(value)) scan.strings.push(value);
       }

@@ -98,12 +98,14 @@ export function extractHidden(page: HtmlPage): HiddenMedia {
   const marked: Candidate[] = [];
   const plain: Candidate[] = [];
   page.elements('a').forEach((el, n) => {
+    // Once the marked links fill the room, no later link can take a place.
+    if (marked.length >= room()) return;
     const href = attr(el, 'href')?.trim();
     const type = attr(el, 'type');
     if (!href || !(mediaMime(type) || (mediaExtension(href) && !mimeOf(type)))) return;
     const words = [attr(el, 'title'), attr(el, 'aria-label'), attr(el, 'class'), text(el)].join(' ');
     const list = attr(el, 'download') !== undefined || /download/i.test(words) ? marked : plain;
-    if (marked.length + plain.length < room())
+    if (list === marked || marked.length + plain.length < room())
       list.push({ url: href, kind: kindOf(href, type), type: mediaMime(type) ? type : null, label: words, group: `link:${n}` });
   });
   for (const c of [...marked, ...plain]) push(c);
