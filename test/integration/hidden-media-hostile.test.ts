@@ -72,6 +72,7 @@ describe('hostile pages that hide media', () => {
       links: html(Array.from({ length: 5000 }, (_, i) => link(`/junk/${i}.mp4`, `Download part ${i}`)).join('\n')),
       text: html(['/text/page.mp4', '/text/data.mp4', '/text/liar.mp4'].map((u) => link(u)).join('')),
       'big-text': html(link('/text/big-liar.mp4')),
+      'dead-manifest': html(link('/junk/master.m3u8', 'Download the stream')),
       'text-then-media': html(['/text/page.mp4', '/text/liar.mp4', '/media/av-720.mp4'].map((u) => link(u)).join('')),
       private: html(
         [`http://localhost:${nobody.split(':')[1]}/a.mp4`, `http://127.0.0.2:${nobody.split(':')[1]}/b.mp4`].map((u) => link(u)).join(''),
@@ -150,6 +151,10 @@ describe('hostile pages that hide media', () => {
 
   it('HTML labelled video/mp4 from a server that ignores Range is not media either', async () => {
     await refused('big-text');
+  });
+
+  it('a hidden link to a manifest that is not there is no media (not content that cannot be had)', async () => {
+    await refused('dead-manifest');
   });
 
   it('after links to text, a link to real media is the answer', async () => {

@@ -67,7 +67,15 @@ export class BuiltinParseProvider implements ParseProvider {
     const offer = await this.offer(request);
     const probed = new Set<string>();
     if (offer.hidden) offer.sources = await this.readHidden(offer.sources, mode, signal, probed, accountId);
-    await this.expandManifests(offer, signal);
+    try {
+      await this.expandManifests(offer, signal);
+    } catch (err) {
+      // A hidden link to a manifest that cannot be read was a guess, not media the page declared.
+      if (!offer.hidden || !(err instanceof ProviderError) || signal.aborted) throw err;
+      throw new ProviderError(this.name, 'no_media', 'The page names media only in links or scripts, and its manifest cannot be read.', {
+        cause: err,
+      });
+    }
     if (!offer.sources.length) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
     if (mode === 'mute') await this.findSilent(offer.sources, quality, signal, probed, accountId);
     const chosen = chooseItems(this.name, offer.sources, mode, quality);

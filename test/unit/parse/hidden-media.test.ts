@@ -90,4 +90,22 @@ describe('media a page hides', () => {
     });
     expect(mediaInScript(json, true, budget(), '').map((m) => [m.url, m.label])).toEqual([['/main.mp4', '720p']]);
   });
+
+  it('reads the other shapes pages use: MediaObject JSON-LD, JSON.parse state, plain data- URLs, amp-audio, typed links', () => {
+    const shapes = [
+      `<script type="application/ld+json">{"@type":"PodcastEpisode","name":"Ep. 9","associatedMedia":{"@type":"MediaObject","contentUrl":"/ep9.mp3"}}</script>`,
+      `<script>window.__STATE__ = JSON.parse('{"player":{"hls":"\\/live\\/master.m3u8"}}');</script>`,
+      '<div class="player" data-video-url="/clip-720.mp4" data-poster="/p.jpg"></div>',
+      '<amp-audio src="/radio.ogg" title="Radio"></amp-audio>',
+      '<a href="/stream?id=7" type="audio/mpeg">Listen</a>',
+    ];
+    const found = (html: string) => extractPage(html, `${ORIGIN}/p`).formats.map((f) => [f.url.replace(ORIGIN, ''), f.kind, f.container]);
+    expect(shapes.map(found)).toEqual([
+      [['/ep9.mp3', 'audio', 'mp3']],
+      [['/live/master.m3u8', 'video', 'm3u8']],
+      [['/clip-720.mp4', 'video', 'mp4']],
+      [['/radio.ogg', 'audio', 'ogg']],
+      [['/stream?id=7', 'audio', 'mp3']],
+    ]);
+  });
 });
