@@ -1,4 +1,4 @@
-import { extensionOf, mediaTypeOfExtension, mediaTypeOfMime } from './media-types.js';
+import { mediaTypeOfExtension, mediaTypeOfMime } from './media-types.js';
 
 /**
  * What reading the JSON a page carries for its scripts may spend, for the whole page: a hostile
@@ -50,13 +50,10 @@ function urlShaped(s: string): boolean {
   return scheme === undefined || scheme === 'http' || scheme === 'https';
 }
 
-/** The extension of a URL as written (relative or absolute), or null. */
+/** The lower-case extension of a URL's path as written (relative or absolute), or null: no URL is parsed for it. */
 function extensionOfRaw(s: string): string | null {
-  try {
-    return extensionOf(new URL(s, 'http://x/').href);
-  } catch {
-    return null;
-  }
+  const path = s.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/, 1)[0];
+  return /\.([a-z0-9]{2,4})$/i.exec(path)?.[1]?.toLowerCase() ?? null;
 }
 
 /** A dot and two to four letters or digits, then the end, a query, a fragment or an escape: what a file name ends with. */
@@ -180,9 +177,15 @@ export function scanLiteral(text: string, start: number, budget: JsonBudget): Sc
       i = j + 1;
       continue;
     }
+    // Comments of a JS literal: an apostrophe in "// don't" starts no string.
     if (c === '/' && text[i + 1] === '*') {
       const close = text.indexOf('*/', i + 2);
       i = close < 0 ? limit : close + 2;
+      continue;
+    }
+    if (c === '/' && text[i + 1] === '/') {
+      const close = text.indexOf('\n', i + 2);
+      i = close < 0 ? limit : close + 1;
       continue;
     }
     if (c === '{' || c === '[') {

@@ -98,6 +98,7 @@ describe('media a page hides', () => {
       '<div class="player" data-video-url="/clip-720.mp4" data-poster="/p.jpg"></div>',
       '<amp-audio src="/radio.ogg" title="Radio"></amp-audio>',
       '<a href="/stream?id=7" type="audio/mpeg">Listen</a>',
+      `<script>var player = {\n  // don't autoplay\n  file: '/talk.webm', /* or '/old.flv' */ next: null\n};</script>`,
     ];
     const found = (html: string) => extractPage(html, `${ORIGIN}/p`).formats.map((f) => [f.url.replace(ORIGIN, ''), f.kind, f.container]);
     expect(shapes.map(found)).toEqual([
@@ -106,6 +107,7 @@ describe('media a page hides', () => {
       [['/clip-720.mp4', 'video', 'mp4']],
       [['/radio.ogg', 'audio', 'ogg']],
       [['/stream?id=7', 'audio', 'mp3']],
+      [['/talk.webm', 'video', 'webm']],
     ]);
   });
 });
