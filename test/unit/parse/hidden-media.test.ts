@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { join } from 'node:path';
 import { mediaInScript, scanLiteral } from '../../../src/providers/parse/embedded-json.reader.js';
 import { HIDDEN_LIMITS } from '../../../src/providers/parse/hidden-media.extractor.js';
@@ -109,5 +110,50 @@ describe('media a page hides', () => {
       [['/stream?id=7', 'audio', 'mp3']],
       [['/talk.webm', 'video', 'webm']],
     ]);
+  });
+
+  it('never throws and never overspends, whatever the script or page holds', () => {
+    const pieces = fc.constantFrom(
+      '{',
+      '}',
+      '[',
+      ']',
+      '"',
+      "'",
+      '`',
+      '\\',
+      '/',
+      '*',
+      '//',
+      '/*',
+      '*/',
+      ':',
+      ',',
+      '\n',
+      'src',
+      '"/a.mp4"',
+      "'/b.mp3'",
+      'window.__S__ = ',
+      'var x = ',
+      'JSON.parse(',
+      ')',
+      '<![CDATA[',
+    );
+    fc.assert(
+      fc.property(fc.array(fc.oneof(pieces, fc.string()), { maxLength: 60 }), fc.boolean(), (parts, isJson) => {
+        const b = { chars: 200, nodes: 50, found: 3 };
+        const found = mediaInScript(parts.join(''), isJson, b, '');
+        expect(found.length).toBeLessThanOrEqual(3);
+        expect(b.nodes).toBeGreaterThanOrEqual(0);
+        expect(b.chars).toBeGreaterThanOrEqual(0);
+        expect(b.found).toBeGreaterThanOrEqual(0);
+        const page = extractPage(
+          `<div data-setup='${parts.join('').replaceAll("'", '&#39;')}'></div><script>${parts.join('')}</script>`,
+          `${ORIGIN}/p`,
+        );
+        expect(page.formats.length).toBeLessThanOrEqual(HIDDEN_LIMITS.found);
+      }),
+      { numRuns: 500, seed: 28 },
+    );
   });
 });
