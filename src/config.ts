@@ -252,7 +252,9 @@ const envSchema = z.object({
     .min(0)
     .max(20)
     .default(3)
-    .describe('Formats read at most per parse while looking for a silent one (`mode: mute`).'),
+    .describe(
+      'Formats read at most per parse while looking for a silent one (`mode: mute`), and while checking media a page names only in links, scripts or AMP tags (`0`: such media is never used).',
+    ),
   PROBE_MEMORY_BYTES: z.coerce
     .number()
     .int()
