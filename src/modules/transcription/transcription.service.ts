@@ -5,11 +5,12 @@ import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { failpoint } from '../../failpoints.js';
-import { MediaError, probeMedia, startExtraction } from '../../media/ffmpeg.js';
+import { MediaError } from '../../media/ffmpeg.js';
 import { FetchError, failureReason } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import type { CircuitBreakers } from '../../providers/circuit-breakers.js';
 import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
+import { roundMs } from '../../providers/transcription/times.js';
 import type { TranscriptResult, TranscriptionProvider } from '../../providers/transcription/transcription.types.js';
 import { requireMembership, requireScope } from '../access.js';
 import type { Principal } from '../api-keys/api-key.service.js';
@@ -19,6 +20,7 @@ import type { JobQueue, QueuedRun } from '../jobs/job-queue.js';
 import type { TaskContext, TaskRunner } from '../jobs/task-runner.js';
 import type { WebhookService } from '../webhooks/webhook.service.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
+import { preparePaidAudio } from './paid-audio.js';
 
 /** The transcription request as the contract spells it. */
 export const transcribeInputSchema = z.strictObject({
@@ -96,7 +98,7 @@ export class TranscriptionService {
     const request = await this.prepare(principal, rawInput);
     const { mediaUrl, language } = request;
     const { config, runner } = this.deps;
-    // The first minute is held up front; the rest once the media's length is known.
+    // The first minute is held up front; the rest as the prepared audio grows past it.
     const initial = this.price(0);
     const outcome = await runner.run({
       principal,
@@ -152,51 +154,37 @@ export class TranscriptionService {
       const source = join(dir, 'source');
       await download(client, mediaUrl, source, config.mediaMaxBytes, ctx.signal);
       await ctx.progress(0.2);
-      const probe = await media(() => probeMedia(source, { signal: ctx.signal, ffprobePath: config.ffprobePath }));
-      if (!probe.hasAudio) throw new AppError('NO_MEDIA_FOUND', 'The media has no audio track to transcribe.');
-      await ctx.extendHold(this.price(probe.durationSeconds) - held);
-      failpoint('transcribe.afterExtendHold');
       const audioPath = join(dir, 'audio.mp3');
-      // One ffmpeg pass prepares the audio and finds its pauses; a provider that can starts on the
-      // first pieces while the rest is still being written.
-      const growing = startExtraction(source, audioPath, { signal: ctx.signal, ffmpegPath: config.ffmpegPath, detectSilence: true });
-      const stop = new AbortController();
-      const signal = AbortSignal.any([ctx.signal, stop.signal]);
+      // One ffmpeg pass prepares the audio, finds its pauses and counts its samples; the hold follows
+      // the audio as it grows and ends at its exact price before any provider hears a second of it.
+      const audio = await media(() =>
+        preparePaidAudio({
+          source,
+          audioPath,
+          ffmpegPath: config.ffmpegPath,
+          signal: ctx.signal,
+          perMinute: config.prices.transcribePerMinute,
+          price: (seconds) => this.price(seconds),
+          held,
+          extendHold: (extra) => ctx.extendHold(extra),
+        }),
+      );
+      if (audio.seconds <= 0) throw new AppError('NO_MEDIA_FOUND', 'The media has no audio to transcribe.');
+      failpoint('transcribe.afterExtendHold');
+      // The source is not needed any more: its disk is given back before the providers' long wait.
+      await rm(source, { force: true });
+      await ctx.progress(0.3);
+      const durationSeconds = roundMs(audio.seconds);
       const progress = (fraction: number) => void ctx.progress(0.3 + 0.65 * Math.min(1, Math.max(0, fraction)));
-      const transcription = runWithFailover(
+      const { provider, result } = await runWithFailover(
         providers,
-        signal,
+        ctx.signal,
         log,
-        async (p) => {
-          if (!p.readsGrowingAudio) await growing.done;
-          return p.transcribe({
-            audioPath,
-            mediaUrl,
-            language,
-            durationSeconds: probe.durationSeconds,
-            signal,
-            silences: growing.silences,
-            growing,
-            progress,
-          });
-        },
+        (p) => p.transcribe({ audioPath, mediaUrl, language, durationSeconds, signal: ctx.signal, silences: audio.silences, progress }),
         breakers,
       );
-      transcription.catch(() => undefined); // awaited below, after the extraction's own outcome
-      try {
-        await media(() => growing.done);
-      } catch (err) {
-        // No usable audio: that is the answer, whatever the providers are doing with the first pieces.
-        stop.abort(err);
-        throw err;
-      }
-      await ctx.progress(0.3);
-      const { provider, result } = await transcription;
-      const transcript: TranscriptResult = {
-        ...result,
-        language: result.language ?? language,
-        durationSeconds: result.durationSeconds ?? probe.durationSeconds,
-      };
+      // The length charged is the length sent, whatever a provider reports of it.
+      const transcript: TranscriptResult = { ...result, language: result.language ?? language, durationSeconds };
       return { provider, result: transcript };
     } finally {
       await rm(dir, { recursive: true, force: true });
