@@ -241,6 +241,8 @@ const SILENCE_FILTER = 'silencedetect=noise=-35dB:d=0.4';
 /** Settings of one audio extraction. */
 export type ExtractOptions = MediaRunOptions & {
   ffmpegPath?: string;
+  /** Told how many seconds of audio are written, each time ffmpeg reports it (about four times a second). */
+  onProgress?: (seconds: number) => void;
   sampleRate?: number;
   bitrate?: string;
   codec?: 'mp3' | 'wav';
@@ -348,6 +350,7 @@ export function startExtraction(input: string, output: string, opts: ExtractOpti
     const progress = /^out_time_us=(\d+)/.exec(line);
     if (progress) {
       reached = Math.max(reached, Number(progress[1]) / 1e6);
+      opts.onProgress?.(reached);
       return wake();
     }
     const counted = /\] Number of samples: (\d+)/.exec(line);

@@ -18,6 +18,9 @@ export interface PaidAudioOptions {
   held: number;
   /** Raises the job's hold by so many credits (402 when the account cannot cover it). */
   extendHold: (extra: number) => Promise<void>;
+  /** Asked as the audio grows whether the disk may take so many seconds of it; false stops the extraction with `refused()`. */
+  mayWrite?: (seconds: number) => boolean;
+  refused?: () => Error;
 }
 
 /** The prepared audio and the hold that pays for exactly it. */
@@ -40,6 +43,9 @@ export async function preparePaidAudio(opts: PaidAudioOptions): Promise<PaidAudi
     signal: AbortSignal.any([opts.signal, stop.signal]),
     ffmpegPath: opts.ffmpegPath,
     detectSilence: true,
+    onProgress: (seconds) => {
+      if (opts.mayWrite && !opts.mayWrite(seconds)) stop.abort(opts.refused?.() ?? new Error('no room for the audio'));
+    },
   });
   let held = opts.held;
   const raiseTo = async (seconds: number) => {
