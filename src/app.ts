@@ -79,6 +79,9 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
   app.setErrorHandler((err, req, reply) => {
     const { status, body, known } = toErrorResponse(err, req.id);
     if (!known) req.log.error({ err }, 'unhandled error');
+    // A refusal that says when to come back says it in the header too (429 and 503 alike).
+    const retryAfter = body.error.details?.retryAfterSeconds;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.status(status).type('application/json; charset=utf-8').send(body);
   });
   app.setNotFoundHandler((req, reply) => {
