@@ -170,6 +170,7 @@ const SYSTEM_METHODS: Partial<Record<ServiceName, Record<string, string>>> = {
   },
   transcription: {
     price: 'a price list: reads nothing',
+    tempUsage: 'the process-wide temp disk figures, for metrics and tests: no caller’s data',
     runJob: 'the queue worker: runs a job already held for its owner',
   },
   webhooks: {
