@@ -8,6 +8,7 @@ import { registerGraphqlDoors } from './graphql/doors.js';
 import type { ResolverClasses } from './graphql/schema.js';
 import { trustFunction } from './net/client-address.js';
 import { toErrorResponse, writeClientError } from './http/error-body.js';
+import { registerCsrfGuard } from './http/csrf-guard.js';
 import { registerDraining } from './http/draining.js';
 import { registerMetricsEndpoint } from './http/metrics-endpoint.js';
 import { registerRateLimits } from './http/rate-limit.js';
@@ -79,6 +80,9 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
   app.setErrorHandler((err, req, reply) => {
     const { status, body, known } = toErrorResponse(err, req.id);
     if (!known) req.log.error({ err }, 'unhandled error');
+    // A refusal that says when to come back says it in the header too (429 and 503 alike).
+    const retryAfter = body.error.details?.retryAfterSeconds;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.status(status).type('application/json; charset=utf-8').send(body);
   });
   app.setNotFoundHandler((req, reply) => {
@@ -88,6 +92,9 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
 
   const limits = registerRateLimits(app, config, services.auth);
   app.addHook('onClose', () => limits.close());
+  // A cookie-authenticated change to /graphql or /api/* needs the session's CSRF token, checked
+  // before the body is read (after the address's rate limit, which counts the attempt).
+  registerCsrfGuard(app, services.auth);
 
   app.addHook('onResponse', async (req, reply) => {
     services.metrics.httpRequests.observe(

@@ -252,7 +252,9 @@ const envSchema = z.object({
     .min(0)
     .max(20)
     .default(3)
-    .describe('Formats read at most per parse while looking for a silent one (`mode: mute`).'),
+    .describe(
+      'Formats read at most per parse while looking for a silent one (`mode: mute`), and while checking media a page names only in links, scripts or AMP tags (`0`: such media is never used).',
+    ),
   PROBE_MEMORY_BYTES: z.coerce
     .number()
     .int()
@@ -331,6 +333,30 @@ const envSchema = z.object({
     .positive()
     .default(1024 * 1024 * 1024)
     .describe('Largest media file downloaded for a transcription.'),
+  TEMP_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(2 * 1024 * 1024 * 1024)
+    .describe(
+      'Bytes all transcriptions of one process may have in the temporary directory at once: each download reserves its `Content-Length`, or `MEDIA_MAX_BYTES` when it names none, before its first byte, and its prepared audio reserves 40 kB per second as it is written. A synchronous transcription past it: `503 PROVIDER_UNAVAILABLE` with `Retry-After`, nothing charged; a queued one waits its turn.',
+    ),
+  TEMP_MAX_DOWNLOADS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(4)
+    .describe(
+      'Media downloads for transcriptions one process runs at once. Past it: `503 PROVIDER_UNAVAILABLE` with `Retry-After` for a synchronous transcription, a queued one waits its turn.',
+    ),
+  TRANSCRIBE_MAX_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(2)
+    .describe(
+      'Synchronous transcriptions one account may have running at once in one process. Past it: `429 RATE_LIMITED` with `Retry-After`, nothing held; queued transcriptions (`startTranscription`, `Prefer: respond-async`) are not counted.',
+    ),
   GRAPHQL_INTROSPECTION: bool.optional().meta({
     description: 'Introspection and the GraphQL landing page (`true`/`false`).',
     unset: 'on outside production, off in production',
@@ -601,6 +627,12 @@ const CROSS_FIELD_RULES: { reads: Variable[]; field: Variable; message: string; 
     broken: (e) => e.PROBE_MAX_PART_BYTES > e.PROBE_MEMORY_BYTES,
   },
   {
+    reads: ['MEDIA_MAX_BYTES', 'TEMP_MAX_BYTES'],
+    field: 'TEMP_MAX_BYTES',
+    message: 'must be at least MEDIA_MAX_BYTES (a download that names no length reserves MEDIA_MAX_BYTES, and could never start)',
+    broken: (e) => e.MEDIA_MAX_BYTES > e.TEMP_MAX_BYTES,
+  },
+  {
     reads: ['PARSE_PROVIDERS', 'COBALT_API_URL'],
     field: 'COBALT_API_URL',
     message: 'required when PARSE_PROVIDERS includes cobalt',
@@ -754,6 +786,9 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
       maxPerAccount: e.STREAM_MAX_PER_ACCOUNT,
       ffmpegConcurrency: e.STREAM_FFMPEG_CONCURRENCY,
     },
+    /** What transcriptions may have in the temporary directory at once (bytes, downloads), per process. */
+    temp: { maxBytes: e.TEMP_MAX_BYTES, maxDownloads: e.TEMP_MAX_DOWNLOADS },
+    transcribeMaxPerAccount: e.TRANSCRIBE_MAX_PER_ACCOUNT,
     webhooks: { timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000, retryDelaySeconds: e.WEBHOOK_RETRY_DELAY_SECONDS },
     graphql: {
       introspection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',

@@ -23,7 +23,8 @@ import { JobUpdates } from './modules/jobs/job-updates.js';
 import { JobRepository } from './modules/jobs/job.repository.js';
 import { JobService } from './modules/jobs/job.service.js';
 import { toJobBody } from './modules/jobs/job.view.js';
-import { TaskRunner } from './modules/jobs/task-runner.js';
+import { TaskLedger } from './modules/tasks/task-ledger.js';
+import { TaskRunner } from './modules/tasks/task-runner.js';
 import { ParseService } from './modules/parse/parse.service.js';
 import { SessionRepository } from './modules/sessions/session.repository.js';
 import { SessionService } from './modules/sessions/session.service.js';
@@ -84,7 +85,8 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
   const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
   const keyCache = new ApiKeyCache(config.apiKeyCacheMs, notifications);
   // A hold refused for a revoked key means this instance's cache missed the news.
-  const ledger = new LedgerService(hot, {
+  const ledger = new LedgerService(hot);
+  const tasks = new TaskLedger(hot, ledger, {
     batchWindowMs: config.ledgerBatchWindowMs,
     onKeyRevoked: (apiKeyId) => keyCache.forget({ apiKeyId }),
   });
@@ -110,7 +112,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
     callerRevoked: (apiKeyId) => apiKeys.callerRevoked(apiKeyId),
   });
   const runner = new TaskRunner({
-    ledger,
+    ledger: tasks,
     log,
     notifications,
     observe: (operation, outcome, charged) => {
@@ -133,7 +135,8 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
     auth: new Authenticator(apiKeys, oidc ? { verifier: oidc, accounts } : null, sessions),
     sessions,
     ledger,
-    jobs: new JobService(jobRows, runner, ledger),
+    tasks,
+    jobs: new JobService(jobRows, runner, tasks),
     jobUpdates: new JobUpdates(jobRows, notifications),
     notifications,
     creditHistory: new CreditHistoryService(

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { constants, existsSync } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, statfs } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
@@ -13,6 +14,8 @@ export interface Check {
   name: string;
   ok: boolean;
   detail: string;
+  /** Set on a check that passed with a caveat the operator should read (it does not change the exit code). */
+  warning?: true;
 }
 
 /** What `mediagate config check --json` prints (docs/cli.md). */
@@ -62,7 +65,7 @@ function human(report: ConfigCheckReport, problems: ConfigProblem[]): string {
     lines.push(`  ${name}=${value === null ? '(unset)' : Array.isArray(value) ? value.join(',') : String(value)}`);
   lines.push('');
   if (problems.length) lines.push('checks: not run until the configuration is valid');
-  for (const c of report.checks) lines.push(`${c.ok ? 'ok     ' : 'problem'}  ${c.name}: ${c.detail}`);
+  for (const c of report.checks) lines.push(`${c.ok ? (c.warning ? 'warning' : 'ok     ') : 'problem'}  ${c.name}: ${c.detail}`);
   const failed = report.problems.length;
   lines.push('', report.ok ? 'all well' : `${failed} problem${failed === 1 ? '' : 's'}`);
   return lines.join('\n');
@@ -127,6 +130,7 @@ async function runChecks(config: Config): Promise<Check[]> {
     engine('ffprobe', config.ffprobePath, ['-version']),
     database(config),
     Promise.resolve(metrics(config)),
+    tempDisk(config),
   ];
   if (config.parseProviders.includes('ytdlp')) pending.push(engine('yt-dlp', config.ytdlpPath, ['--version']));
   if (config.transcribeProviders.includes('local')) pending.push(engine('pocketsphinx', config.pocketsphinxPath, null));
@@ -148,6 +152,35 @@ async function runChecks(config: Config): Promise<Check[]> {
 
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
 const problem = (name: string, detail: string): Check => ({ name, ok: false, detail });
+
+const GIB = 1024 ** 3;
+const gib = (bytes: number) => `${(bytes / GIB).toFixed(2)} GiB`;
+
+/**
+ * The temporary directory's free space against what transcriptions may put there: as many downloads
+ * of MEDIA_MAX_BYTES as may run at once, within TEMP_MAX_BYTES. More than the volume has is a warning
+ * (the volume may grow, or be shared): the budget then stops nothing before the disk fills.
+ */
+async function tempDisk(config: Config): Promise<Check> {
+  const dir = tmpdir();
+  let free: number;
+  try {
+    const fs = await statfs(dir);
+    free = fs.bavail * fs.bsize;
+  } catch (err) {
+    return problem('temp disk', `${dir} cannot be read: ${reason(err)}`);
+  }
+  const downloads = config.mediaMaxBytes * config.temp.maxDownloads;
+  const wanted = Math.min(downloads, config.temp.maxBytes);
+  const detail = `${gib(free)} free in ${dir}; transcriptions may use ${gib(wanted)} (TEMP_MAX_DOWNLOADS ${config.temp.maxDownloads} × MEDIA_MAX_BYTES ${gib(config.mediaMaxBytes)} = ${gib(downloads)}, within TEMP_MAX_BYTES ${gib(config.temp.maxBytes)})`;
+  if (wanted <= free) return ok('temp disk', detail);
+  return {
+    name: 'temp disk',
+    ok: true,
+    warning: true,
+    detail: `${detail}: more than is free; lower TEMP_MAX_BYTES or MEDIA_MAX_BYTES × TEMP_MAX_DOWNLOADS below it, or give the volume more room`,
+  };
+}
 
 /** Where GET /metrics is served and who may read it (production refuses to start with it open on PORT). */
 function metrics(config: Config): Check {

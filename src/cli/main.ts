@@ -7,6 +7,7 @@ import { prepareConfig } from '../local-config.js';
 import { AppError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { shutdownTelemetry, startTelemetry } from '../telemetry.js';
+import { OPERATOR } from '../modules/principal.js';
 import type { Services } from '../modules/services.js';
 import { registerClientCommands } from './client-commands.js';
 
@@ -144,7 +145,7 @@ account
   .option('--role <role...>', 'analyst or admin: may read across accounts')
   .action((o: { name: string; email?: string; credits?: number; membershipDays?: number; role?: string[] }) =>
     withServices((s) =>
-      s.accounts.create({ name: o.name, email: o.email, credits: o.credits, membershipDays: o.membershipDays, roles: o.role }),
+      s.accounts.create(OPERATOR, { name: o.name, email: o.email, credits: o.credits, membershipDays: o.membershipDays, roles: o.role }),
     ),
   );
 
@@ -153,7 +154,7 @@ account
   .description('a single-use link that signs the account in to /account, for installs without an identity provider')
   .action((accountId: string) =>
     withServices(async (s) => {
-      const link = await s.sessions.createLoginLink(accountId);
+      const link = await s.sessions.createLoginLink(OPERATOR, accountId);
       return { url: link.url, expiresAt: link.expiresAt };
     }),
   );
@@ -163,11 +164,13 @@ membership
   .command('set <accountId>')
   .description('activate or extend the membership until a date')
   .requiredOption('--until <isoDate>', 'end of the paid period, ISO-8601')
-  .action((accountId: string, o: { until: string }) => withServices((s) => s.accounts.setMembership(accountId, new Date(o.until))));
+  .action((accountId: string, o: { until: string }) =>
+    withServices((s) => s.accounts.setMembership(OPERATOR, accountId, new Date(o.until))),
+  );
 membership
   .command('cancel <accountId>')
   .description('cancel the membership now')
-  .action((accountId: string) => withServices((s) => s.accounts.cancelMembership(accountId)));
+  .action((accountId: string) => withServices((s) => s.accounts.cancelMembership(OPERATOR, accountId)));
 
 program
   .command('credits')
@@ -177,10 +180,10 @@ program
   .option('--reason <text>', 'why, for the ledger')
   .action((accountId: string, amount: string, o: { reason?: string }) =>
     withServices(async (s) => {
-      await s.accounts.view(accountId);
+      await s.accounts.view(OPERATOR, accountId);
       if (!/^\d+$/.test(amount))
         throw new AppError('INVALID_INPUT', 'amount must be a positive whole number.', { amount: 'must be a positive integer' });
-      const available = await s.ledger.grant(accountId, Number(amount), o.reason ?? null);
+      const available = await s.accounts.grant(OPERATOR, accountId, Number(amount), o.reason ?? null);
       return { accountId, granted: Number(amount), available };
     }),
   );
@@ -193,22 +196,22 @@ key
   .option('--scope <scope...>', 'limit the key to these scopes (parse, transcribe, read, keys)')
   .action((accountId: string, o: { name: string; scope?: string[] }) =>
     withServices(async (s) => {
-      await s.accounts.view(accountId);
-      const created = await s.apiKeys.create(accountId, o.name, o.scope);
+      await s.accounts.view(OPERATOR, accountId);
+      const created = await s.apiKeys.create(OPERATOR, accountId, o.name, o.scope);
       return { ...keyView(created.apiKey), key: created.key };
     }),
   );
 key
   .command('revoke <keyId>')
   .description('revoke an API key; it stops working on the next request')
-  .action((keyId: string) => withServices(async (s) => keyView(await s.apiKeys.revoke(keyId))));
+  .action((keyId: string) => withServices(async (s) => keyView(await s.apiKeys.revoke(OPERATOR, keyId))));
 key
   .command('list <accountId>')
   .description("list an account's keys")
   .action((accountId: string) =>
     withServices(async (s) => {
-      await s.accounts.view(accountId);
-      const keys = (await s.apiKeys.list(accountId)).map(keyView);
+      await s.accounts.view(OPERATOR, accountId);
+      const keys = (await s.apiKeys.list(OPERATOR, accountId)).map(keyView);
       return program.opts().json ? { keys } : keys;
     }),
   );

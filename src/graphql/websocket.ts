@@ -8,8 +8,9 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AppError, isAppError } from '../errors.js';
 import type { Principal } from '../modules/api-keys/api-key.service.js';
-import type { Credentials } from '../modules/auth.js';
+import { authenticate, type Credentials } from '../http/authenticate.js';
 import { sessionIdFrom } from '../http/credentials.js';
+import { CSRF_HEADER } from '../http/csrf.js';
 import { clientAddress, type TrustFunction } from '../net/client-address.js';
 import { writeSocketError } from '../http/error-body.js';
 import { rateLimitHeaders, type RateLimits } from '../http/rate-limit.js';
@@ -169,7 +170,7 @@ export function registerSubscriptions(
         const { socket } = ctx.extra;
         const credentials = credentialsOf(ctx, services.auth.sessionCookieName);
         try {
-          const principal = await services.auth.authenticate(credentials);
+          const principal = await authenticate(services.auth, credentials);
           if (socket.readyState !== socket.OPEN) return false;
           callers.set(socket, { credentials, principal, stale: false });
           socket.once('close', () => callers.delete(socket));
@@ -188,7 +189,7 @@ export function registerSubscriptions(
         if (!caller) return [errorOf(new AppError('UNAUTHENTICATED'))];
         if (caller.stale) {
           try {
-            caller.principal = await services.auth.authenticate(caller.credentials);
+            caller.principal = await authenticate(services.auth, caller.credentials);
             caller.stale = false;
           } catch (err) {
             refuse(socket, err);
@@ -275,7 +276,7 @@ function credentialsOf(ctx: Context<Record<string, unknown> | undefined, Extra>,
   const params = ctx.connectionParams ?? {};
   const fromParams = params.Authorization ?? params.authorization;
   const { headers } = ctx.extra.request;
-  const csrf = params['x-csrf-token'] ?? params.csrfToken;
+  const csrf = params[CSRF_HEADER] ?? params.csrfToken;
   return {
     authorization: typeof fromParams === 'string' ? fromParams : headers.authorization,
     sessionId: sessionCookie ? sessionIdFrom(headers.cookie, sessionCookie) : undefined,

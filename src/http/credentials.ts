@@ -1,8 +1,9 @@
 import { fastifyCookie } from '@fastify/cookie';
 import { parseKey, type ParsedKey } from '../modules/api-keys/api-key.format.js';
-import { bearerToken, type Authenticator, type Credentials } from '../modules/auth.js';
+import type { Authenticator } from '../modules/auth.js';
 import type { Principal } from '../modules/principal.js';
-import { CSRF_HEADER } from '../modules/sessions/session.service.js';
+import { authenticate, bearerToken, type Credentials } from './authenticate.js';
+import { CSRF_HEADER } from './csrf.js';
 
 /**
  * What an HTTP request presents, read the way HTTP carries it (headers, the session cookie), and the
@@ -66,7 +67,7 @@ const resolvedPrincipals = new WeakMap<object, Promise<Principal>>();
 export function principalOf(auth: Authenticator, req: HttpRequest): Promise<Principal> {
   let principal = resolvedPrincipals.get(req);
   if (!principal) {
-    principal = auth.authenticate(credentialsOf(req, auth.sessionCookieName));
+    principal = authenticate(auth, credentialsOf(req, auth.sessionCookieName));
     resolvedPrincipals.set(req, principal);
   }
   return principal;

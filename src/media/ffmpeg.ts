@@ -241,6 +241,8 @@ const SILENCE_FILTER = 'silencedetect=noise=-35dB:d=0.4';
 /** Settings of one audio extraction. */
 export type ExtractOptions = MediaRunOptions & {
   ffmpegPath?: string;
+  /** Told how many seconds of audio are written, each time ffmpeg reports it (about four times a second). */
+  onProgress?: (seconds: number) => void;
   sampleRate?: number;
   bitrate?: string;
   codec?: 'mp3' | 'wav';
@@ -260,8 +262,18 @@ export interface GrowingAudio {
   readonly silences: readonly Silence[];
   /** Resolves once at least `seconds` are written, or the whole audio is; rejects if the extraction fails. */
   waitFor(seconds: number): Promise<void>;
-  /** The whole audio is written. */
-  done: Promise<{ silences: Silence[] }>;
+  /** The whole audio is written: its pauses, and its real length (see ExtractedAudio). */
+  done: Promise<ExtractedAudio>;
+}
+
+/** What one extraction wrote. */
+export interface ExtractedAudio {
+  silences: Silence[];
+  /**
+   * The length of the audio written, in seconds: the samples ffmpeg decoded and encoded, counted by
+   * its own astats filter (never the length the source's container claims, nor its timestamps).
+   */
+  seconds: number;
 }
 
 /**
@@ -280,9 +292,9 @@ export function startExtraction(input: string, output: string, opts: ExtractOpti
     '-hide_banner',
     '-nostats',
     '-y',
-    // silencedetect writes at level info; errors still come through, so the failure message stays useful.
+    // silencedetect and astats write at level info; errors still come through, so the failure message stays useful.
     '-loglevel',
-    opts.detectSilence ? 'info' : 'error',
+    'info',
     '-progress',
     'pipe:2',
     '-stats_period',
@@ -302,7 +314,16 @@ export function startExtraction(input: string, output: string, opts: ExtractOpti
     '1',
     '-ar',
     String(sampleRate),
-    ...(opts.detectSilence ? ['-af', SILENCE_FILTER] : []),
+    // Resampled first, then timed by the samples themselves (timestamps that restart or jump cannot
+    // shorten or stretch the audio), and counted: what astats counts is what is written.
+    '-af',
+    [
+      `aresample=${sampleRate}`,
+      'aformat=channel_layouts=mono',
+      'asetpts=N/SR/TB',
+      ...(opts.detectSilence ? [SILENCE_FILTER] : []),
+      'astats=measure_perchannel=none:measure_overall=Number_of_samples',
+    ].join(','),
     // WAV (16-bit PCM) is what offline recognisers read; MP3 keeps uploads small.
     ...(opts.codec === 'wav'
       ? ['-c:a', 'pcm_s16le', '-f', 'wav']
@@ -312,6 +333,7 @@ export function startExtraction(input: string, output: string, opts: ExtractOpti
   const silences: Silence[] = [];
   let open: number | null = null;
   let reached = 0;
+  let samples: number | null = null;
   let finished = false;
   let failure: unknown = null;
   const waiters = new Set<{ seconds: number; resolve: () => void; reject: (e: unknown) => void }>();
@@ -328,8 +350,11 @@ export function startExtraction(input: string, output: string, opts: ExtractOpti
     const progress = /^out_time_us=(\d+)/.exec(line);
     if (progress) {
       reached = Math.max(reached, Number(progress[1]) / 1e6);
+      opts.onProgress?.(reached);
       return wake();
     }
+    const counted = /\] Number of samples: (\d+)/.exec(line);
+    if (counted) samples = Number(counted[1]);
     const start = /silence_start: (-?[\d.]+)/.exec(line);
     if (start) open = Math.max(0, Number(start[1]));
     const end = /silence_end: ([\d.]+)/.exec(line);
@@ -342,7 +367,8 @@ export function startExtraction(input: string, output: string, opts: ExtractOpti
     () => {
       finished = true;
       wake();
-      return { silences };
+      // astats prints its count at the end; without it (an empty stream), what the progress reached.
+      return { silences, seconds: samples === null ? reached : samples / sampleRate };
     },
     (err: unknown) => {
       failure =
@@ -369,7 +395,7 @@ export function startExtraction(input: string, output: string, opts: ExtractOpti
 }
 
 /** Writes the first audio track of `input` to `output` (see startExtraction) and waits for the end. */
-export async function extractAudio(input: string, output: string, opts: ExtractOptions = {}): Promise<{ silences: Silence[] }> {
+export async function extractAudio(input: string, output: string, opts: ExtractOptions = {}): Promise<ExtractedAudio> {
   return startExtraction(input, output, opts).done;
 }
 

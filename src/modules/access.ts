@@ -22,6 +22,11 @@ export function isAnalyst(principal: Principal): boolean {
   return principal.roles.has('analyst') || principal.roles.has('admin');
 }
 
+/** Admins (and the operator) manage accounts: create them, set memberships, grant credits, manage anyone's keys. */
+export function requireAdmin(principal: Principal, what: string): void {
+  if (!principal.roles.has('admin')) throw new AppError('FORBIDDEN', `Only admins may ${what}.`);
+}
+
 export function requireAnalyst(principal: Principal): void {
   if (!isAnalyst(principal)) throw new AppError('FORBIDDEN', 'Only analysts and admins may read across accounts.');
 }

@@ -1,4 +1,4 @@
-/** Who is calling, as resolved from the Authorization header. */
+/** Who is calling: resolved from a request's credentials at the edge, or the operator. */
 export interface Principal {
   accountId: string;
   apiKeyId: string | null;
@@ -6,6 +6,25 @@ export interface Principal {
   isMember: boolean;
   /** The account's roles beyond an ordinary holder (analyst, admin). */
   roles: ReadonlySet<string>;
-  /** How the caller signed in: an API key, a frontend's OpenID Connect token, or the account area's session cookie. */
-  via: 'api_key' | 'oidc' | 'session';
+  /**
+   * How the caller signed in: an API key, a frontend's OpenID Connect token, the account area's
+   * session cookie, or the operator's command line on the server (`mediagate account …`, `key …`).
+   */
+  via: 'api_key' | 'oidc' | 'session' | 'operator';
 }
+
+/** What a key may do. A key gets every scope unless created with fewer. */
+export const API_KEY_SCOPES = ['parse', 'transcribe', 'read', 'keys'] as const;
+
+/**
+ * The operator at the server's command line: an admin of no account of its own, holding every
+ * scope. Every service method takes a caller, and the CLI is one too, so no door skips a rule.
+ */
+export const OPERATOR: Principal = Object.freeze({
+  accountId: '00000000-0000-0000-0000-000000000000',
+  apiKeyId: null,
+  scopes: new Set<string>(API_KEY_SCOPES),
+  isMember: true,
+  roles: new Set(['admin']),
+  via: 'operator',
+});

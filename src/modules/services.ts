@@ -10,6 +10,7 @@ import type { LedgerService } from './credits/ledger.service.js';
 import type { JobUpdates } from './jobs/job-updates.js';
 import type { JobService } from './jobs/job.service.js';
 import type { ParseService } from './parse/parse.service.js';
+import type { TaskLedger } from './tasks/task-ledger.js';
 import type { SessionService } from './sessions/session.service.js';
 import type { StreamService } from './streams/stream.service.js';
 import type { TranscriptionService } from './transcription/transcription.service.js';
@@ -25,7 +26,10 @@ export interface Services {
   auth: Authenticator;
   /** The account area's login links and cookie sessions. */
   sessions: SessionService;
+  /** Balances and grants. */
   ledger: LedgerService;
+  /** The job's state machine: each transition one statement, moving its credits with it. */
+  tasks: TaskLedger;
   /** Reading, listing and cancelling jobs; the sweeper. */
   jobs: JobService;
   /** Jobs as they change (the jobUpdated subscription). */

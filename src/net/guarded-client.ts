@@ -165,12 +165,32 @@ export class GuardedHttpClient {
   }
 
   /** Streams the body to destPath (created/truncated), same rules and cap; deletes the partial file on failure. */
-  async download(url: string, destPath: string, options: RequestOptions = {}): Promise<DownloadResult> {
-    const maxBytes = options.maxBytes ?? this.defaults.maxBytes;
+  async download(
+    url: string,
+    destPath: string,
+    options: RequestOptions & {
+      /**
+       * Told the body's announced length (null: none) once the headers are in, before any byte is
+       * written; answers the most bytes the body may have (e.g. what it reserved on a disk budget),
+       * or throws to refuse the download.
+       */
+      admit?: (contentLength: number | null) => Promise<number>;
+    } = {},
+  ): Promise<DownloadResult> {
+    let maxBytes = options.maxBytes ?? this.defaults.maxBytes;
     let opened = false;
     try {
       return await this.withDeadline(options, async (signal) => {
         const { res, finalUrl } = await this.follow(url, { ...options, method: 'GET', wantBody: undefined }, signal);
+        if (options.admit) {
+          const announced = Number(firstHeader(res.headers['content-length']));
+          try {
+            maxBytes = Math.min(maxBytes, await options.admit(Number.isSafeInteger(announced) && announced >= 0 ? announced : null));
+          } catch (err) {
+            discard(res);
+            throw err;
+          }
+        }
         let total = 0;
         const cap = new Transform({
           transform(chunk: Buffer, _enc, done) {

@@ -70,14 +70,9 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
   });
 }
 
-/**
- * A job with its webhook and the delivery attempts so far, as GET /api/jobs/{id} shows it. The
- * attempts need the read scope (as GraphQL's Job.webhook): a transcribe-only key's 202, a replay's
- * included, lists none.
- */
+/** A job with its webhook and the delivery attempts the caller may see (webhookPolicy.seesAttempts), as GET /api/jobs/{id} shows it. */
 async function jobBody(services: Services, principal: Principal, job: Job) {
-  const attempts = typeof job.input.webhookUrl === 'string' && principal.scopes.has('read') ? await services.webhooks.attempts(job.id) : [];
-  return toJobBody(job, attempts);
+  return toJobBody(job, await services.webhooks.attemptsOf(principal, job));
 }
 
 function sendSubtitles(reply: FastifyReply, format: 'srt' | 'vtt', segments: TranscriptSegment[]) {

@@ -1,9 +1,8 @@
 import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../errors.js';
-import { credentialsOf, sessionIdFrom } from '../http/credentials.js';
-import { mayChange } from '../modules/auth.js';
-import { CSRF_HEADER, type SessionView } from '../modules/sessions/session.service.js';
+import { csrfMatches, csrfRefused, csrfTokenOf } from '../http/csrf.js';
+import type { SessionView } from '../modules/sessions/session.service.js';
 import type { Services } from '../modules/services.js';
 
 /**
@@ -15,9 +14,7 @@ import type { Services } from '../modules/services.js';
  * - `GET /account/api/session`: the current session (the page recovers its CSRF token after a reload), 204 when none.
  * - `POST /account/api/logout`: ends the session on the server and clears the cookie.
  * A sign-in in a browser that has a live session ends it, and so needs its CSRF token (else 403).
- * And the CSRF guard of the two doors: a cookie-authenticated request to /graphql or /api/* that
- * may change something is refused before it is parsed unless its session is live (else 401) and it
- * carries the session's CSRF token (else 403).
+ * (The CSRF guard of the two doors is app-wide: `src/http/csrf.ts`, registered in `app.ts`.)
  * Needs @fastify/cookie registered on the app.
  */
 export function registerSessionRoutes(app: FastifyInstance, services: Services): void {
@@ -28,12 +25,12 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
   const cookieOptions: CookieSerializeOptions = { path: '/', httpOnly: true, sameSite: 'strict', secure: cookie.secure };
   const view = (s: SessionView) => ({ csrfToken: s.csrfToken, expiresAt: s.expiresAt.toISOString(), account: s.account });
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
-  const csrfOf = (req: FastifyRequest) => {
-    const v = req.headers[CSRF_HEADER];
-    return typeof v === 'string' ? v : undefined;
-  };
   /** The browser's live session, which a sign-in or logout ends (403 without its CSRF token). */
-  const ending = (req: FastifyRequest) => sessions.endable(req.cookies[cookie.name], csrfOf(req));
+  const ending = async (req: FastifyRequest) => {
+    const live = await sessions.endable(req.cookies[cookie.name]);
+    if (live && !csrfMatches(live.csrfToken, csrfTokenOf(req))) throw csrfRefused();
+    return live?.sessionId ?? null;
+  };
   /** The body's string fields, or 400 INVALID_INPUT naming the missing ones. */
   const fields = <K extends string>(req: FastifyRequest, names: K[], message: string): Record<K, string> => {
     const body = req.body as Record<string, unknown> | null;
@@ -46,24 +43,6 @@ export function registerSessionRoutes(app: FastifyInstance, services: Services):
     noStore(reply).setCookie(cookie.name, started.sessionId, { ...cookieOptions, maxAge: sessions.sessionSeconds });
     return view(started);
   };
-
-  // A cookie-authenticated request that may change something is authenticated before it is even
-  // parsed, and refused as a whole: 401 for a dead session, 403 without the CSRF token. On /graphql
-  // the refusal is a GraphQL body with that status; on /api/* the usual error body.
-  app.addHook('onRequest', async (req, reply) => {
-    const route = req.routeOptions.url ?? '';
-    if (!mayChange(req.method) || req.headers.authorization || !(route === '/graphql' || route.startsWith('/api/'))) return;
-    if (!sessionIdFrom(req.headers.cookie, cookie.name)) return;
-    try {
-      await services.auth.authenticate(credentialsOf(req, cookie.name));
-    } catch (err) {
-      if (route !== '/graphql' || !isAppError(err)) throw err;
-      return reply
-        .status(err.status)
-        .type('application/json; charset=utf-8')
-        .send({ errors: [{ message: err.message, extensions: { code: err.code } }] });
-    }
-  });
 
   app.get('/account/config.json', async (_req, reply) => {
     reply.header('cache-control', 'no-cache');

@@ -24,7 +24,7 @@ export function registerStreamRoutes(app: FastifyInstance, services: Services): 
       try {
         const answer = await services.streams.open({
           token,
-          method: req.method === 'HEAD' ? 'HEAD' : 'GET',
+          head: req.method === 'HEAD',
           range: typeof range === 'string' ? range : null,
           signal: left.signal,
         });

@@ -19,6 +19,7 @@ import { TEST_PEPPER } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 import { send } from '../support/send.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
@@ -207,8 +208,8 @@ export class Cluster {
 
   /** An account with a member's key (all scopes) and `credits`. */
   async account(credits: number): Promise<{ accountId: string; key: string; keyId: string }> {
-    const acc = await this.operator.accounts.create({ name: 'Cluster account', credits, membershipDays: 30 });
-    const created = await this.operator.apiKeys.create(acc.id, 'cluster');
+    const acc = await this.operator.accounts.create(OPERATOR, { name: 'Cluster account', credits, membershipDays: 30 });
+    const created = await this.operator.apiKeys.create(OPERATOR, acc.id, 'cluster');
     return { accountId: acc.id, key: created.key, keyId: created.apiKey.id };
   }
 

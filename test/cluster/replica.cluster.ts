@@ -10,6 +10,7 @@ import { TEST_PEPPER } from '../support/harness.js';
 import { gql } from './cluster-world.js';
 import { send } from '../support/send.js';
 import { PostgresPair } from './postgres-pair.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const run = promisify(execFile);
 
@@ -45,8 +46,8 @@ describe('analysts off the primary (DATABASE_READ_URL on a real streaming replic
       await operator.close();
       await orm.close(true);
     };
-    const acc = await operator.accounts.create({ name: 'Analyst', credits: 1, membershipDays: 30, roles: ['analyst'] });
-    analyst = { accountId: acc.id, key: (await operator.apiKeys.create(acc.id, 'analyst')).key };
+    const acc = await operator.accounts.create(OPERATOR, { name: 'Analyst', credits: 1, membershipDays: 30, roles: ['analyst'] });
+    analyst = { accountId: acc.id, key: (await operator.apiKeys.create(OPERATOR, acc.id, 'analyst')).key };
     // A long history: one grant per row, the balance kept equal to the entries' sum.
     await pg.primary.query(
       DB,

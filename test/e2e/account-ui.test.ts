@@ -8,6 +8,7 @@ import { SCREENSHOTS, expectBrowserProblem, launchBrowser } from '../support/bro
 import { makeMedia } from '../support/media.js';
 import { serveLibrary } from '../support/media-library.js';
 import { waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 describe('the account area in a real browser (login link)', () => {
   let h: Harness;
@@ -47,7 +48,7 @@ describe('the account area in a real browser (login link)', () => {
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 
   it('signs in with a one-time link, shows the balance, and the link cannot be used again', async () => {
-    const link = await h.services.sessions.createLoginLink(accountId);
+    const link = await h.services.sessions.createLoginLink(OPERATOR, accountId);
     const url = new URL(link.url);
     await page.goto(`${h.url}/account/${url.hash}`);
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
@@ -213,8 +214,8 @@ describe('the account area in a real browser (login link)', () => {
 
   it('asks before a login link switches accounts: staying keeps the session and the link, switching ends the old session', async () => {
     const before = (await page.context().cookies()).find((c) => c.name === '__Host-mg_session')!;
-    const bea = await h.services.accounts.create({ name: 'Bea', credits: 3 });
-    const link = new URL((await h.services.sessions.createLoginLink(bea.id)).url);
+    const bea = await h.services.accounts.create(OPERATOR, { name: 'Bea', credits: 3 });
+    const link = new URL((await h.services.sessions.createLoginLink(OPERATOR, bea.id)).url);
     const question = page.getByText('You are signed in as Test account. Sign in as Bea instead?');
 
     // Opened in the tab that shows the account: only the fragment changes.

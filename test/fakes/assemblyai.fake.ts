@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
  */
 export async function startFakeAssemblyAi(opts: { apiKey: string; speakerLabels?: boolean }) {
   const uploads = new Map<string, number>();
+  /** Every uploaded file, in order. */
+  const audio: Buffer[] = [];
   const transcripts = new Map<string, { body: Record<string, unknown>; polls: number }>();
   const server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -21,6 +23,7 @@ export async function startFakeAssemblyAi(opts: { apiKey: string; speakerLabels?
     if (req.method === 'POST' && url.pathname === '/v2/upload') {
       const id = randomUUID();
       uploads.set(id, raw.length);
+      audio.push(raw);
       return send(200, { upload_url: `${origin}/upload/${id}` });
     }
     if (req.method === 'POST' && url.pathname === '/v2/transcript') {
@@ -93,6 +96,7 @@ export async function startFakeAssemblyAi(opts: { apiKey: string; speakerLabels?
     baseUrl: `http://127.0.0.1:${port}`,
     transcripts,
     uploads,
+    audio,
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
 }

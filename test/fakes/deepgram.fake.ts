@@ -8,7 +8,7 @@ export const listenFixture = JSON.parse(readFileSync(join(process.cwd(), 'test/f
 
 /** A local stand-in for Deepgram's `POST /v1/listen` with a binary audio body and `Authorization: Token`. */
 export async function startFakeDeepgram(opts: { apiKey: string }) {
-  const requests: { query: Record<string, string>; contentType?: string; bytes: number }[] = [];
+  const requests: { query: Record<string, string>; contentType?: string; bytes: number; audio: Buffer }[] = [];
   const server = createServer(async (req, res) => {
     const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const url = new URL(req.url ?? '/', 'http://fake');
@@ -16,9 +16,11 @@ export async function startFakeDeepgram(opts: { apiKey: string }) {
     if (req.headers.authorization !== `Token ${opts.apiKey}`) {
       return send(401, { err_code: 'INVALID_AUTH', err_msg: 'Invalid credentials.', request_id: 'x' });
     }
-    let bytes = 0;
-    for await (const c of req) bytes += (c as Buffer).length;
-    requests.push({ query: Object.fromEntries(url.searchParams), contentType: req.headers['content-type'], bytes });
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const audio = Buffer.concat(chunks);
+    const bytes = audio.length;
+    requests.push({ query: Object.fromEntries(url.searchParams), contentType: req.headers['content-type'], bytes, audio });
     if (!bytes) return send(400, { err_code: 'Bad Request', err_msg: 'Bad Request: failed to process audio: corrupt or unsupported data' });
     send(200, listenFixture);
   });

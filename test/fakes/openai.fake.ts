@@ -29,6 +29,8 @@ export interface FakeOpenAiRequest {
   granularities: string[];
   fileName: string;
   fileBytes: number;
+  /** The uploaded file itself. */
+  audio: Buffer;
   authorization: string | undefined;
   headers: IncomingHttpHeaders;
   /** When (performance.now()) the caller closed the connection before the answer was sent; null while it waits or once answered. */
@@ -107,11 +109,13 @@ export async function startFakeOpenAi(
     const fields: Record<string, string> = {};
     let fileName = '';
     let fileBytes = 0;
+    let audio = Buffer.alloc(0);
     for (const [k, v] of form.entries()) {
       if (typeof v === 'string') fields[k] = v;
       else if (k === 'file') {
         fileName = v.name;
         fileBytes = v.size;
+        audio = Buffer.from(await v.arrayBuffer());
       }
     }
     const seen: FakeOpenAiRequest = {
@@ -119,6 +123,7 @@ export async function startFakeOpenAi(
       granularities,
       fileName,
       fileBytes,
+      audio,
       authorization: req.headers.authorization,
       headers: req.headers,
       closedAt: null,

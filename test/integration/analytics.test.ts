@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createHarness, type Harness } from '../support/harness.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 describe('analyst queries', () => {
   let h: Harness;
@@ -11,7 +12,7 @@ describe('analyst queries', () => {
   /** A task that succeeded and was charged `amount`, without calling a provider. */
   const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -20,11 +21,11 @@ describe('analyst queries', () => {
       amount,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    await h.services.ledger.succeed(jobId, { ok: true }, 'test');
+    await h.services.tasks.succeed(jobId, { ok: true }, 'test');
   };
   const failedTask = async (accountId: string) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -33,7 +34,7 @@ describe('analyst queries', () => {
       amount: 1,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    await h.services.ledger.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
+    await h.services.tasks.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
   };
   const range = () => ({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() });
   const USAGE = `query($from: DateTime!, $to: DateTime!, $by: UsageDimension, $g: UsageGrouping) {
@@ -60,8 +61,8 @@ describe('analyst queries', () => {
   });
 
   it('lets analysts see every account, list accounts and read anyone’s history; others are refused', async () => {
-    const analyst = await h.services.accounts.create({ name: 'Ana Lyst', roles: ['analyst'] });
-    const key = (await h.services.apiKeys.create(analyst.id, 'analysis', ['read'])).key;
+    const analyst = await h.services.accounts.create(OPERATOR, { name: 'Ana Lyst', roles: ['analyst'] });
+    const key = (await h.services.apiKeys.create(OPERATOR, analyst.id, 'analysis', ['read'])).key;
     const customer = await h.account({ credits: 7 });
     await chargedTask(customer.accountId, 'PARSE', 1);
 
@@ -91,6 +92,6 @@ describe('analyst queries', () => {
     expect(reversed.errors?.[0].extensions).toMatchObject({ code: 'INVALID_INPUT', details: { from: expect.any(String) } });
     const long = await h.gql(USAGE, { from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }, key);
     expect(long.errors?.[0].extensions.code).toBe('INVALID_INPUT');
-    await expect(h.services.accounts.create({ name: 'x', roles: ['root'] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(h.services.accounts.create(OPERATOR, { name: 'x', roles: ['root'] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 });

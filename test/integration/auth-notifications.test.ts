@@ -2,6 +2,7 @@ import type { ChannelPayloads } from '../../src/db/notifications.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const DATABASES = TEST_DATABASES;
 
@@ -43,7 +44,7 @@ describe.each(DATABASES)('auth notifications (%s database)', (database) => {
       );
       expect(await h.sql(`select 1 from api_key where id = ? and last_used_at is not null`, [second.apiKey.id])).toHaveLength(1);
       await h.gql(`mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`, { id: second.apiKey.id }, key);
-      await h.services.accounts.cancelMembership(accountId);
+      await h.services.accounts.cancelMembership(OPERATOR, accountId);
       await h.sql(`update account set roles = '{analyst}' where id = ?`, [accountId]);
       // A name is not about access.
       await h.sql(`update account set name = 'renamed' where id = ?`, [accountId]);

@@ -43,7 +43,7 @@ describe('credits under concurrency', () => {
     const { accountId } = await h.account({ credits: 3 });
     const principal = { accountId, apiKeyId: null, scopes: new Set(['parse']), isMember: true };
     const jobId = '5b0c1c57-9a3f-4c55-8e36-3c2f8e5f0a01';
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -54,9 +54,9 @@ describe('credits under concurrency', () => {
     });
     expect(await h.balance(accountId)).toEqual({ available: 1, held: 2 });
     const [a, b, c] = await Promise.all([
-      h.services.ledger.succeed(jobId, { ok: true }, 'test'),
-      h.services.ledger.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x'),
-      h.services.ledger.succeed(jobId, { ok: true }, 'test'),
+      h.services.tasks.succeed(jobId, { ok: true }, 'test'),
+      h.services.tasks.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x'),
+      h.services.tasks.succeed(jobId, { ok: true }, 'test'),
     ]);
     const resolutions = [a !== null, b, c !== null].filter(Boolean);
     expect(resolutions).toHaveLength(1);
@@ -70,7 +70,7 @@ describe('credits under concurrency', () => {
   it('the sweeper fails jobs past their deadline and releases their holds (a crash between hold and capture)', async () => {
     const { accountId } = await h.account({ credits: 5 });
     const jobId = '5b0c1c57-9a3f-4c55-8e36-3c2f8e5f0a02';
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -87,7 +87,7 @@ describe('credits under concurrency', () => {
     expect(job.status).toBe('FAILED');
     expect(job.errorCode).toBe('PROVIDER_TIMEOUT');
     // A late success from the crashed worker is refused: it cannot capture a released hold.
-    expect(await h.services.ledger.succeed(jobId, { late: true }, 'test')).toBeNull();
+    expect(await h.services.tasks.succeed(jobId, { late: true }, 'test')).toBeNull();
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
   });
 });

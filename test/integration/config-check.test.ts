@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -134,6 +134,7 @@ describe('mediagate config check', () => {
       'oidc',
       'openai',
       'redis',
+      'temp disk',
     ]);
     for (const check of report.checks) expect(check).toEqual({ name: expect.any(String), ok: true, detail: expect.any(String) });
     expect(report.checks.find((c: { name: string }) => c.name === 'openai').detail).toContain('HTTP 401');
@@ -152,6 +153,35 @@ describe('mediagate config check', () => {
     expect(human.stdout).toMatch(/^ok +redis: .*answered PONG; its eviction policy could not be read: .*noeviction$/m);
     expect(human.stdout).toMatch(/^ok +database: /m);
     expect(human.stdout).toContain('  PORT=4000\n');
+    expect(human.stdout.trim().split('\n').at(-1)).toBe('all well');
+  });
+
+  it('warns, without failing, when the downloads transcriptions may run at once need more than the temporary volume has free', async () => {
+    const tmp = join(dir, 'tmp');
+    mkdirSync(tmp, { recursive: true });
+    const roomy = { ...base, TMPDIR: tmp, MEDIA_MAX_BYTES: String(64 * 1024 * 1024), TEMP_MAX_DOWNLOADS: '2' };
+    const fine = JSON.parse((await mediagate(['--json', 'config', 'check'], roomy)).stdout);
+    expect(fine.checks.find((c: { name: string }) => c.name === 'temp disk')).toEqual({
+      name: 'temp disk',
+      ok: true,
+      detail: expect.stringMatching(new RegExp(`GiB free in ${tmp}; transcriptions may use 0\\.13 GiB`)),
+    });
+
+    // A petabyte a download, ten at once: no disk here has that free (fs.statfs reads what it has).
+    const greedy = { ...base, TMPDIR: tmp, MEDIA_MAX_BYTES: String(2 ** 50), TEMP_MAX_BYTES: String(2 ** 52), TEMP_MAX_DOWNLOADS: '10' };
+    const json = await mediagate(['--json', 'config', 'check'], greedy);
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout);
+    expect(report.ok).toBe(true);
+    expect(report.checks.find((c: { name: string }) => c.name === 'temp disk')).toEqual({
+      name: 'temp disk',
+      ok: true,
+      warning: true,
+      detail: expect.stringContaining('more than is free; lower TEMP_MAX_BYTES or MEDIA_MAX_BYTES × TEMP_MAX_DOWNLOADS'),
+    });
+    const human = await mediagate(['config', 'check'], greedy);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^warning +temp disk: .* free in .*: more than is free/m);
     expect(human.stdout.trim().split('\n').at(-1)).toBe('all well');
   });
 

@@ -3,6 +3,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { transcribingHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const ROWS = `query($first: Int, $after: String) { creditHistoryByTask(first: $first, after: $after) {
   edges { cursor node { id createdAt
@@ -200,7 +201,7 @@ describe('the credit history per task', () => {
     const mine = await h.gql(ROWS, {}, me.key);
     expect(mine.data.creditHistoryByTask.edges.map((e: any) => [e.node.entry?.kind, e.node.entry?.amount])).toEqual([['GRANT', 2]]);
 
-    const parseOnly = (await h.services.apiKeys.create(me.accountId, 'parse only', ['parse'])).key;
+    const parseOnly = (await h.services.apiKeys.create(OPERATOR, me.accountId, 'parse only', ['parse'])).key;
     expect((await h.gql(ROWS, {}, parseOnly)).errors?.[0].extensions.code).toBe('FORBIDDEN');
 
     // A creditHistory cursor, a made-up one, a bad page size: INVALID_INPUT.

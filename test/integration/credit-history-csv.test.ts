@@ -5,6 +5,7 @@ import { parse } from 'csv-parse/sync';
 import pg from 'pg';
 import { CSV_HEADER as HEADER, describeExportMemory } from '../support/credit-history-memory.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const COLUMNS = HEADER.split(',');
 
@@ -64,7 +65,7 @@ describe('GET /api/credit-history.csv', () => {
   /** A task that succeeded (HOLD, CAPTURE) or failed (HOLD, RELEASE), without a provider. */
   async function task(accountId: string, outcome: 'succeed' | 'fail', operation: 'PARSE' | 'TRANSCRIBE' = 'PARSE', amount = 1) {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -73,8 +74,8 @@ describe('GET /api/credit-history.csv', () => {
       amount,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    if (outcome === 'succeed') await h.services.ledger.succeed(jobId, { ok: true }, 'test');
-    else await h.services.ledger.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
+    if (outcome === 'succeed') await h.services.tasks.succeed(jobId, { ok: true }, 'test');
+    else await h.services.tasks.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
     return jobId;
   }
 
@@ -229,10 +230,10 @@ describe('GET /api/credit-history.csv', () => {
     const customer = await h.account({ credits: 4 });
     await task(customer.accountId, 'succeed');
     const other = await h.account({ credits: 1 });
-    const analyst = await h.services.accounts.create({ name: 'Ana Lyst', roles: ['analyst'] });
-    const analystKey = (await h.services.apiKeys.create(analyst.id, 'analysis', ['read'])).key;
-    const admin = await h.services.accounts.create({ name: 'Ad Min', roles: ['admin'] });
-    const adminKey = (await h.services.apiKeys.create(admin.id, 'admin', ['read'])).key;
+    const analyst = await h.services.accounts.create(OPERATOR, { name: 'Ana Lyst', roles: ['analyst'] });
+    const analystKey = (await h.services.apiKeys.create(OPERATOR, analyst.id, 'analysis', ['read'])).key;
+    const admin = await h.services.accounts.create(OPERATOR, { name: 'Ad Min', roles: ['admin'] });
+    const adminKey = (await h.services.apiKeys.create(OPERATOR, admin.id, 'admin', ['read'])).key;
 
     const refused = await get(`/api/credit-history.csv?accountId=${customer.accountId}`, other.key);
     expect(refused.statusCode).toBe(403);

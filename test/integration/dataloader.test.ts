@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createHarness, type Harness } from '../support/harness.js';
 import { nextMillisecond, waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 /**
  * Every statement sent to the database while `fn` runs, counted where they all pass: the `pg`
@@ -38,7 +39,7 @@ describe('related rows through per-request DataLoaders', () => {
   /** A task that succeeded and was charged `amount` (a HOLD and a CAPTURE entry), without a provider. */
   const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -47,15 +48,15 @@ describe('related rows through per-request DataLoaders', () => {
       amount,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    await h.services.ledger.succeed(jobId, { ok: true }, 'test');
+    await h.services.tasks.succeed(jobId, { ok: true }, 'test');
     return jobId;
   };
 
   /** A key whose last use is already recorded, so the minute-granular `last_used_at` write stays out of the counts. */
   const warmKey = async (accountId: string, scopes?: string[]) => {
-    const { key, apiKey } = await h.services.apiKeys.create(accountId, 'counted', scopes);
+    const { key, apiKey } = await h.services.apiKeys.create(OPERATOR, accountId, 'counted', scopes);
     expect((await h.gql('{ me { id } }', {}, key)).errors).toBeUndefined();
-    await waitFor(async () => (await h.services.apiKeys.list(accountId)).find((k) => k.id === apiKey.id)?.lastUsedAt, {
+    await waitFor(async () => (await h.services.apiKeys.list(OPERATOR, accountId)).find((k) => k.id === apiKey.id)?.lastUsedAt, {
       describe: "the key's last_used_at to be written",
       interval: 20,
     });
@@ -70,13 +71,17 @@ describe('related rows through per-request DataLoaders', () => {
     } } } }`;
 
   it('pages 5 or 50 accounts with credits, membership, keys and usage in the same few statements', async () => {
-    const analyst = await h.services.accounts.create({ name: 'Ana Lyst', roles: ['analyst'] });
+    const analyst = await h.services.accounts.create(OPERATOR, { name: 'Ana Lyst', roles: ['analyst'] });
     const analystKey = await warmKey(analyst.id);
     const customers: string[] = [];
     for (let i = 0; i < 55; i++) {
-      const acc = await h.services.accounts.create({ name: `Customer ${i}`, credits: 10, membershipDays: i % 2 ? 30 : undefined });
-      await h.services.apiKeys.create(acc.id, 'first');
-      await h.services.apiKeys.create(acc.id, 'second', ['read']);
+      const acc = await h.services.accounts.create(OPERATOR, {
+        name: `Customer ${i}`,
+        credits: 10,
+        membershipDays: i % 2 ? 30 : undefined,
+      });
+      await h.services.apiKeys.create(OPERATOR, acc.id, 'first');
+      await h.services.apiKeys.create(OPERATOR, acc.id, 'second', ['read']);
       await chargedTask(acc.id, 'PARSE', 1);
       if (i % 3 === 0) await chargedTask(acc.id, 'TRANSCRIBE', 2);
       customers.push(acc.id);
@@ -118,7 +123,7 @@ describe('related rows through per-request DataLoaders', () => {
     creditHistory(first: $first, accountId: $accountId) { edges { node { kind jobId job { id status account { id name } } } } } }`;
 
   it('shows 5 or 50 ledger entries with their jobs and the jobs’ accounts in the same few statements', async () => {
-    const owner = await h.services.accounts.create({ name: 'Busy Owner', credits: 100 });
+    const owner = await h.services.accounts.create(OPERATOR, { name: 'Busy Owner', credits: 100 });
     const key = await warmKey(owner.id);
     const jobs: string[] = [];
     for (let i = 0; i < 26; i++) jobs.push(await chargedTask(owner.id, i % 2 ? 'PARSE' : 'TRANSCRIBE', 1));
@@ -143,7 +148,7 @@ describe('related rows through per-request DataLoaders', () => {
   });
 
   it('reads 5 or 40 rows of the history per task with their jobs’ entries in the same few statements', async () => {
-    const acc = await h.services.accounts.create({ name: 'Per task', credits: 100 });
+    const acc = await h.services.accounts.create(OPERATOR, { name: 'Per task', credits: 100 });
     const key = await warmKey(acc.id);
     const jobs: string[] = [];
     // A millisecond of its own each, so that newest first is the reverse of the order they were made in.
@@ -177,12 +182,12 @@ describe('related rows through per-request DataLoaders', () => {
   });
 
   it('lists 5 or 40 jobs with their accounts and webhook attempts in the same few statements', async () => {
-    const acc = await h.services.accounts.create({ name: 'Hooked', credits: 100 });
+    const acc = await h.services.accounts.create(OPERATOR, { name: 'Hooked', credits: 100 });
     const key = await warmKey(acc.id);
     const jobs: string[] = [];
     for (let i = 0; i < 40; i++) {
       const jobId = randomUUID();
-      await h.services.ledger.openJob({
+      await h.services.tasks.openJob({
         jobId,
         accountId: acc.id,
         apiKeyId: null,
@@ -191,7 +196,7 @@ describe('related rows through per-request DataLoaders', () => {
         amount: 1,
         deadlineAt: new Date(Date.now() + 60_000),
       });
-      await h.services.ledger.succeed(jobId, { ok: true }, 'test');
+      await h.services.tasks.succeed(jobId, { ok: true }, 'test');
       jobs.push(jobId);
     }
     const db = new pg.Client({ connectionString: h.clientUrl });
@@ -235,7 +240,7 @@ describe('related rows through per-request DataLoaders', () => {
   });
 
   it('keeps `me` at one query once the key is cached, and its new fields at one more each', async () => {
-    const acc = await h.services.accounts.create({ name: 'Me Myself', credits: 5, membershipDays: 10 });
+    const acc = await h.services.accounts.create(OPERATOR, { name: 'Me Myself', credits: 5, membershipDays: 10 });
     const key = await warmKey(acc.id);
     await chargedTask(acc.id, 'PARSE', 1);
     const plain = await countStatements(() =>
@@ -287,9 +292,9 @@ describe('related rows through per-request DataLoaders', () => {
   });
 
   it('lets analysts follow another account’s entries to its jobs and keys; a key without the keys scope sees no keys', async () => {
-    const analyst = await h.services.accounts.create({ name: 'Ana Two', roles: ['admin'] });
-    const analystKey = (await h.services.apiKeys.create(analyst.id, 'admin')).key;
-    const customer = await h.services.accounts.create({ name: 'Cu Stomer', credits: 3 });
+    const analyst = await h.services.accounts.create(OPERATOR, { name: 'Ana Two', roles: ['admin'] });
+    const analystKey = (await h.services.apiKeys.create(OPERATOR, analyst.id, 'admin')).key;
+    const customer = await h.services.accounts.create(OPERATOR, { name: 'Cu Stomer', credits: 3 });
     const jobId = await chargedTask(customer.id, 'PARSE', 1);
     const history = await h.gql(HISTORY, { accountId: customer.id }, analystKey);
     expect(history.errors).toBeUndefined();
@@ -299,7 +304,7 @@ describe('related rows through per-request DataLoaders', () => {
       account: { id: customer.id, name: 'Cu Stomer' },
     });
 
-    const reader = (await h.services.apiKeys.create(customer.id, 'reader', ['read'])).key;
+    const reader = (await h.services.apiKeys.create(OPERATOR, customer.id, 'reader', ['read'])).key;
     const noKeys = await h.gql('{ me { id apiKeys { id } } }', {}, reader);
     expect(noKeys.errors?.[0].extensions.code).toBe('FORBIDDEN');
     const badWindow = await h.gql(

@@ -1,4 +1,5 @@
 import { createHarness, type Harness } from '../support/harness.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 /** The contract's statuses and bodies for bad requests, through both doors. Nothing here reaches a provider. */
 describe('errors', () => {
@@ -18,7 +19,7 @@ describe('errors', () => {
         // A well-formed key with a valid checksum that was never issued.
         return key.replace(/_([0-9A-Za-z]{12})_/, '_AAAAAAAAAAAA_');
       })();
-      await h.services.apiKeys.revoke(keyId);
+      await h.services.apiKeys.revoke(OPERATOR, keyId);
       const cases: Array<[string, Record<string, string>]> = [
         ['missing', {}],
         ['not bearer', { authorization: `Basic ${key}` }],

@@ -3,6 +3,7 @@ import { jest } from '@jest/globals';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startRedis, type TestRedis } from '../support/redis-server.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 // Several gateways start here, each with its database, while other jest workers share the cores.
 jest.setTimeout(120_000);
@@ -100,7 +101,7 @@ describe.each(TEST_DATABASES)('Apollo Server at /graphql (%s database)', (databa
     }
     // A mutation over GET (a link, an <img>) is 405, whatever credential came with it.
     expect((await get(h, key, { query: mutation })).statusCode).toBe(405);
-    expect(await h.services.apiKeys.list(accountId)).toHaveLength(1);
+    expect(await h.services.apiKeys.list(OPERATOR, accountId)).toHaveLength(1);
   });
 
   it('answers HEAD with 405, naming GET and POST', async () => {

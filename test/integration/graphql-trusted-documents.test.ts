@@ -9,6 +9,7 @@ import { jest } from '@jest/globals';
 import WebSocket from 'ws';
 import { createHarness, type Harness } from '../support/harness.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 // The config check test starts the CLI: seconds of CPU while another jest worker shares the cores.
 jest.setTimeout(120_000);
@@ -180,8 +181,8 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
     it('lets analysts and admins write their own queries (the credit history among them)', async () => {
       const { accountId: someone } = await h.account();
       for (const role of ['analyst', 'admin']) {
-        const account = await h.services.accounts.create({ name: role, roles: [role] });
-        const { key } = await h.services.apiKeys.create(account.id, role);
+        const account = await h.services.accounts.create(OPERATOR, { name: role, roles: [role] });
+        const { key } = await h.services.apiKeys.create(OPERATOR, account.id, role);
         const res = await post(bearer(key), {
           query: `query($a: ID) { creditHistory(accountId: $a, first: 5) { edges { node { kind amount } } } }`,
           variables: { a: someone },
@@ -212,8 +213,8 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
       expect(existsSync(ACCOUNT_MANIFEST)).toBe(true);
       const manifest = JSON.parse(readFileSync(ACCOUNT_MANIFEST, 'utf8')) as Record<string, string>;
       const [hash] = Object.entries(manifest).find(([, text]) => text.startsWith('query AccountMe '))!;
-      const account = await h.services.accounts.create({ name: 'Ada', credits: 4 });
-      const link = new URL((await h.services.sessions.createLoginLink(account.id)).url);
+      const account = await h.services.accounts.create(OPERATOR, { name: 'Ada', credits: 4 });
+      const link = new URL((await h.services.sessions.createLoginLink(OPERATOR, account.id)).url);
       const session = await h.request('POST', '/account/api/session', {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ token: new URLSearchParams(link.hash.slice(1)).get('login') }),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createHarness, type Harness } from '../support/harness.js';
 import { nextMillisecond } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 describe('GraphQL account area', () => {
   let h: Harness;
@@ -12,7 +13,7 @@ describe('GraphQL account area', () => {
   /** A finished job without calling a provider: hold, then release. */
   const failedJob = async (accountId: string) => {
     const jobId = randomUUID();
-    await h.services.ledger.openJob({
+    await h.services.tasks.openJob({
       jobId,
       accountId,
       apiKeyId: null,
@@ -21,7 +22,7 @@ describe('GraphQL account area', () => {
       amount: 1,
       deadlineAt: new Date(Date.now() + 60_000),
     });
-    await h.services.ledger.fail(jobId, 'FAILED', 'NO_MEDIA_FOUND', 'none');
+    await h.services.tasks.fail(jobId, 'FAILED', 'NO_MEDIA_FOUND', 'none');
     return jobId;
   };
 
@@ -166,7 +167,7 @@ describe('GraphQL account area', () => {
     expect(query.headers['cache-control']).toBe('no-store');
     const mutation = await get('mutation { createApiKey(name: "via-get") { key } }');
     expect(mutation.statusCode).toBe(405);
-    expect((await h.services.apiKeys.list(accountId)).map((k) => k.name)).toEqual(['test']);
+    expect((await h.services.apiKeys.list(OPERATOR, accountId)).map((k) => k.name)).toEqual(['test']);
   });
 
   it('masks unexpected errors: no stack, no SQL', async () => {

@@ -7,6 +7,7 @@ import { waitFor } from '../support/wait-for.js';
 import { pino } from 'pino';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 describe('queued transcriptions (startTranscription, Prefer: respond-async, cancelJob)', () => {
   let h: Harness;
@@ -166,7 +167,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const anonymous = await h.request('POST', `/api/jobs/${id}/cancel`);
     expect([anonymous.statusCode, anonymous.json().error.code]).toEqual([401, 'UNAUTHENTICATED']);
     // A key of the owner's without the scope: FORBIDDEN through both doors, with the same words.
-    const parseOnly = (await h.services.apiKeys.create(accountId, 'parse only', ['parse'])).key;
+    const parseOnly = (await h.services.apiKeys.create(OPERATOR, accountId, 'parse only', ['parse'])).key;
     const unscoped = await h.request('POST', `/api/jobs/${id}/cancel`, auth(parseOnly));
     expect([unscoped.statusCode, unscoped.json().error.code]).toEqual([403, 'FORBIDDEN']);
     const unscopedGql = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, parseOnly);
@@ -309,7 +310,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     ).data.startTranscription.id;
     await untilJob(key, id, (j) => j.status === 'RUNNING');
     // Straight to the ledger, as another instance's cancelJob would: this process's runner is not told.
-    expect(await h.services.ledger.fail(id, 'CANCELED', 'CANCELED', 'Canceled by the caller.')).toBe(true);
+    expect(await h.services.tasks.fail(id, 'CANCELED', 'CANCELED', 'Canceled by the caller.')).toBe(true);
     await waitFor(() => closed, { describe: 'the download to be closed', timeout: 5_000, interval: 20 });
     expect(closed).toBe(true);
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });

@@ -10,6 +10,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { changeUnheard, heardAccount, parseThrough } from '../support/parse-doors.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const DATABASES = TEST_DATABASES;
 
@@ -168,7 +169,7 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
       const { key, accountId } = await heardAccount(h, { credits: 5 });
       expect((await parseThrough('rest', h.url, key, page)).status).toBe(200);
       heard.length = 0;
-      await operator.services.accounts.cancelMembership(accountId);
+      await operator.services.accounts.cancelMembership(OPERATOR, accountId);
       await waitFor(() => heard.includes(accountId), { describe: `the notification about ${accountId}`, timeout: 5_000 });
       expect(await parseThrough('rest', h.url, key, page)).toMatchObject({ status: 403, code: 'MEMBERSHIP_REQUIRED' });
       expect(await parseThrough('graphql', h.url, key, page)).toMatchObject({ status: 403, code: 'MEMBERSHIP_REQUIRED' });

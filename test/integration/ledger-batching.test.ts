@@ -135,7 +135,7 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
     it('takes the members of one account in arrival order while they fit, and gives a smaller one behind a refused one its own chance', async () => {
       const { accountId, keyId } = await h.account({ credits: 6 });
       const open = (amount: number) =>
-        h.services.ledger
+        h.services.tasks
           .openJob({
             jobId: randomUUID(),
             accountId,
@@ -170,7 +170,7 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
       const b = await h.account({ credits: 5 });
       const jobId = randomUUID();
       const open = (accountId: string, id: string) =>
-        h.services.ledger
+        h.services.tasks
           .openJob({
             jobId: id,
             accountId,

@@ -4,6 +4,7 @@ import { DISCOVERY, JWKS, startFakeIssuer } from '../fakes/oidc.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { parseSetCookie } from '../support/set-cookie.js';
 import { waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const UNAUTHENTICATED_KEY = { code: 'UNAUTHENTICATED', message: 'A valid API key is required (Authorization: Bearer <key>).' };
 /** The nonce a page that keeps `verifier` puts in its sign-in: base64url(SHA-256(verifier)). */
@@ -87,7 +88,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       });
       expect(refused.errors![0].message).toMatch(/OpenID Connect token lacks the "keys" scope/);
     }
-    expect(await h.services.apiKeys.list(accountId)).toHaveLength(0);
+    expect(await h.services.apiKeys.list(OPERATOR, accountId)).toHaveLength(0);
     expect((await h.repositories.webhookSecrets.get(accountId)).secret).toBe(existing.secret);
     // Reading its own account, history and usage stays open to it.
     const read = await h.gql('{ me { id } creditHistory(first: 1) { edges { cursor } } }', {}, token);
@@ -207,10 +208,10 @@ describe('frontend sign-in with OpenID Connect', () => {
     });
 
     it('ends the browser’s live session, only with its CSRF token (403 otherwise, nothing changed)', async () => {
-      const ada = await h.services.accounts.create({ name: 'Ada' });
+      const ada = await h.services.accounts.create(OPERATOR, { name: 'Ada' });
       const signedIn = await h.request('POST', '/account/api/session', {
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ token: /#login=(.+)$/.exec((await h.services.sessions.createLoginLink(ada.id)).url)![1] }),
+        body: JSON.stringify({ token: /#login=(.+)$/.exec((await h.services.sessions.createLoginLink(OPERATOR, ada.id)).url)![1] }),
       });
       const adaCookie = signedIn.headers['set-cookie'].split(';')[0];
       const idToken = await idp.sign({ sub: 'user-switch', name: 'Switch', nonce: nonceOf(VERIFIER) });

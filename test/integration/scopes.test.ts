@@ -5,6 +5,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { transcribingHarness, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const EMAIL = 'ada.scopes@example.org';
 
@@ -55,10 +56,10 @@ describe('API key scopes through the doors', () => {
 
   /** An account with an email, a membership and credits, and one key per scope set asked for. */
   const accountWithKeys = async <K extends string>(keys: Record<K, string[]>) => {
-    const account = await h.services.accounts.create({ name: 'Ada', email: EMAIL, credits: 5, membershipDays: 30 });
+    const account = await h.services.accounts.create(OPERATOR, { name: 'Ada', email: EMAIL, credits: 5, membershipDays: 30 });
     const made = {} as Record<K, string>;
     for (const [name, scopes] of Object.entries(keys) as [K, string[]][])
-      made[name] = (await h.services.apiKeys.create(account.id, name, scopes)).key;
+      made[name] = (await h.services.apiKeys.create(OPERATOR, account.id, name, scopes)).key;
     return { accountId: account.id, keys: made };
   };
 
@@ -206,8 +207,8 @@ describe('API key scopes through the doors', () => {
   });
 
   it('an account-area session holds every scope, as before: it sees the account and webhook of its job and may cancel it', async () => {
-    const account = await h.services.accounts.create({ name: 'Ada', email: EMAIL, credits: 5, membershipDays: 30 });
-    const link = await h.services.sessions.createLoginLink(account.id);
+    const account = await h.services.accounts.create(OPERATOR, { name: 'Ada', email: EMAIL, credits: 5, membershipDays: 30 });
+    const link = await h.services.sessions.createLoginLink(OPERATOR, account.id);
     const token = /#login=([A-Za-z0-9_-]+)$/.exec(link.url)![1];
     const session = await h.request('POST', '/account/api/session', {
       headers: { 'content-type': 'application/json' },

@@ -11,6 +11,7 @@ import { openOrm } from '../../src/root.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { parseSetCookie } from '../support/set-cookie.js';
 import { pino } from 'pino';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const CSRF_REFUSAL = { code: 'FORBIDDEN', message: 'Missing or wrong CSRF token.' };
 const tokenOf = (url: string) => /#login=([A-Za-z0-9_-]+)$/.exec(url)![1];
@@ -44,12 +45,12 @@ describe('account area sessions (login links)', () => {
     });
 
   const signIn = async (opts: { member?: boolean; credits?: number } = {}) => {
-    const account = await h.services.accounts.create({
+    const account = await h.services.accounts.create(OPERATOR, {
       name: 'Ada',
       credits: opts.credits ?? 5,
       membershipDays: opts.member ? 30 : undefined,
     });
-    const link = await h.services.sessions.createLoginLink(account.id);
+    const link = await h.services.sessions.createLoginLink(OPERATOR, account.id);
     const res = await exchange(tokenOf(link.url));
     expect(res.statusCode).toBe(200);
     return { accountId: account.id, link, res, cookie: cookiePart(res), csrf: res.json().csrfToken as string };
@@ -119,13 +120,13 @@ describe('account area sessions (login links)', () => {
       expect(refused.statusCode).toBe(403);
       expect(refused.json()).toEqual({ errors: [{ message: CSRF_REFUSAL.message, extensions: { code: 'FORBIDDEN' } }] });
     }
-    expect(await h.services.apiKeys.list(accountId)).toHaveLength(0);
+    expect(await h.services.apiKeys.list(OPERATOR, accountId)).toHaveLength(0);
 
     const made = await gqlWith(mutation, { cookie, 'x-csrf-token': csrf });
     expect(made.statusCode).toBe(200);
     expect(made.json().errors).toBeUndefined();
     expect(made.json().data.createApiKey.apiKey.name).toBe('from the page');
-    expect(await h.services.apiKeys.list(accountId)).toHaveLength(1);
+    expect(await h.services.apiKeys.list(OPERATOR, accountId)).toHaveLength(1);
   });
 
   it('guards the REST door the same way; a session without membership parses on the free tier only', async () => {
@@ -166,8 +167,8 @@ describe('account area sessions (login links)', () => {
     const both = await gqlWith('mutation { createApiKey(name: "k") { apiKey { id } } }', { authorization: `Bearer ${key}`, cookie });
     expect(both.statusCode).toBe(200);
     expect(both.json().errors).toBeUndefined();
-    expect(await h.services.apiKeys.list(keyAccount)).toHaveLength(2);
-    expect(await h.services.apiKeys.list(sessionAccount)).toHaveLength(0);
+    expect(await h.services.apiKeys.list(OPERATOR, keyAccount)).toHaveLength(2);
+    expect(await h.services.apiKeys.list(OPERATOR, sessionAccount)).toHaveLength(0);
     // A bad key is not rescued by a good cookie.
     const badKey = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, {
       headers: { authorization: 'Bearer nope', cookie },
@@ -196,8 +197,8 @@ describe('account area sessions (login links)', () => {
   });
 
   it('lets only one of several simultaneous exchanges of a link succeed', async () => {
-    const account = await h.services.accounts.create({ name: 'Twice' });
-    const token = tokenOf((await h.services.sessions.createLoginLink(account.id)).url);
+    const account = await h.services.accounts.create(OPERATOR, { name: 'Twice' });
+    const token = tokenOf((await h.services.sessions.createLoginLink(OPERATOR, account.id)).url);
     const results = await Promise.all([exchange(token), exchange(token), exchange(token)]);
     expect(results.map((r) => r.statusCode).sort()).toEqual([200, 401, 401]);
     expect((await h.sql(`select count(*)::int as n from account_session where account_id = ?`, [account.id]))[0].n).toBe(1);
@@ -246,8 +247,8 @@ describe('account area sessions (login links)', () => {
   });
 
   it('refuses an expired link', async () => {
-    const account = await h.services.accounts.create({ name: 'Late' });
-    const link = await h.services.sessions.createLoginLink(account.id);
+    const account = await h.services.accounts.create(OPERATOR, { name: 'Late' });
+    const link = await h.services.sessions.createLoginLink(OPERATOR, account.id);
     await h.sql(
       `update login_link set created_at = now() - interval '20 minutes', expires_at = now() - interval '1 second' where account_id = ?`,
       [account.id],
@@ -324,14 +325,14 @@ describe('account area sessions (login links)', () => {
       body: JSON.stringify({ url: `${site.origin}/v` }),
     });
     expect(parse.statusCode).toBe(401);
-    expect(await h.services.apiKeys.list(accountId)).toHaveLength(0);
+    expect(await h.services.apiKeys.list(OPERATOR, accountId)).toHaveLength(0);
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
   });
 
   it('ends the browser’s session at a new sign-in, only with its CSRF token: the old session id is 401 afterwards', async () => {
     const ada = await signIn();
-    const bea = await h.services.accounts.create({ name: 'Bea' });
-    const link = await h.services.sessions.createLoginLink(bea.id);
+    const bea = await h.services.accounts.create(OPERATOR, { name: 'Bea' });
+    const link = await h.services.sessions.createLoginLink(OPERATOR, bea.id);
     const token = tokenOf(link.url);
     const liveSessions = async (accountId: string) =>
       (
@@ -369,14 +370,14 @@ describe('account area sessions (login links)', () => {
     expect((await h.request('GET', '/account/api/session', { headers: { cookie: beaCookie } })).statusCode).toBe(200);
 
     // The cookie of an ended session is no session: a sign-in with it needs no token.
-    const again = await exchange(tokenOf((await h.services.sessions.createLoginLink(ada.accountId)).url), { cookie: ada.cookie });
+    const again = await exchange(tokenOf((await h.services.sessions.createLoginLink(OPERATOR, ada.accountId)).url), { cookie: ada.cookie });
     expect(again.statusCode).toBe(200);
     expect(await liveSessions(ada.accountId)).toBe(1);
   });
 
   it('tells which account a link would sign in, and the browser’s own session, without spending the link', async () => {
-    const bea = await h.services.accounts.create({ name: 'Bea' });
-    const link = await h.services.sessions.createLoginLink(bea.id);
+    const bea = await h.services.accounts.create(OPERATOR, { name: 'Bea' });
+    const link = await h.services.sessions.createLoginLink(OPERATOR, bea.id);
     const peek = (body: string, headers: Record<string, string> = {}) =>
       h.request('POST', '/account/api/login-link', { headers: { 'content-type': 'application/json', ...headers }, body });
     const seen = await peek(JSON.stringify({ token: tokenOf(link.url) }));
@@ -416,8 +417,8 @@ describe('account area sessions: settings', () => {
   it('lasts SESSION_HOURS, links last LOGIN_LINK_MINUTES, links point at PUBLIC_URL, an https PUBLIC_URL makes the cookie Secure', async () => {
     const h = await createHarness({ LOGIN_LINK_MINUTES: '0.01', SESSION_HOURS: '0.0003', PUBLIC_URL: 'https://gate.example.com/base/' });
     try {
-      const account = await h.services.accounts.create({ name: 'Brief' });
-      const link = await h.services.sessions.createLoginLink(account.id);
+      const account = await h.services.accounts.create(OPERATOR, { name: 'Brief' });
+      const link = await h.services.sessions.createLoginLink(OPERATOR, account.id);
       expect(link.url).toMatch(/^https:\/\/gate\.example\.com\/base\/account\/#login=/);
       const res = await h.request('POST', '/account/api/session', {
         headers: { 'content-type': 'application/json' },
@@ -429,7 +430,7 @@ describe('account area sessions: settings', () => {
       const cookie = cookiePart(res);
       expect((await h.request('GET', '/account/api/session', { headers: { cookie } })).statusCode).toBe(200);
 
-      const late = await h.services.sessions.createLoginLink(account.id);
+      const late = await h.services.sessions.createLoginLink(OPERATOR, account.id);
       // What the rows promise: the session lasts 1.08 s, each link 0.6 s.
       const lasts = async (table: string) =>
         (
@@ -464,8 +465,8 @@ describe('account area sessions: settings', () => {
     const lines: string[] = [];
     const h = await createHarness(env, pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) }));
     try {
-      const account = await h.services.accounts.create({ name: 'Plain' });
-      const link = await h.services.sessions.createLoginLink(account.id);
+      const account = await h.services.accounts.create(OPERATOR, { name: 'Plain' });
+      const link = await h.services.sessions.createLoginLink(OPERATOR, account.id);
       const res = await h.request('POST', '/account/api/session', {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ token: tokenOf(link.url) }),

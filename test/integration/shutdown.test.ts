@@ -15,6 +15,7 @@ import { makeMedia } from '../support/media.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 import { readyEntry } from '../support/cli-process.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
@@ -155,8 +156,8 @@ describe('mediagate serve and worker stop cleanly on SIGTERM', () => {
   });
 
   const account = async (credits = 10) => {
-    const acc = await services.accounts.create({ name: 'Shutdown', credits, membershipDays: 30 });
-    return { accountId: acc.id, key: (await services.apiKeys.create(acc.id, 'test')).key };
+    const acc = await services.accounts.create(OPERATOR, { name: 'Shutdown', credits, membershipDays: 30 });
+    return { accountId: acc.id, key: (await services.apiKeys.create(OPERATOR, acc.id, 'test')).key };
   };
 
   const kind = () => (db.embedded ? 'PGlite served by the test' : 'PostgreSQL');

@@ -7,6 +7,7 @@ import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js'
 import { serveLibrary } from '../support/media-library.js';
 import { fetchStream, probeBytes, streamPath } from '../support/streams.js';
 import { waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 import { StreamTokens } from '../../src/modules/streams/stream-token.js';
 
 /** ffmpeg processes this test process (the gateway) has started and that still run. */
@@ -132,14 +133,14 @@ describe('streams: bounds and refusals', () => {
     expect(expired.statusCode).toBe(410);
     expect(expired.json().error.code).toBe('STREAM_EXPIRED');
 
-    await h.services.accounts.cancelMembership(member.accountId);
+    await h.services.accounts.cancelMembership(OPERATOR, member.accountId);
     const ended = await h.request('GET', path);
     expect(ended.statusCode).toBe(403);
     expect(ended.json().error.code).toBe('MEMBERSHIP_REQUIRED');
 
     const other = await h.account({ credits: 2 });
     const second = await parse({ url: `${site.origin}/p/guarded`, stream: true }, other.key);
-    await h.services.apiKeys.revoke(other.keyId);
+    await h.services.apiKeys.revoke(OPERATOR, other.keyId);
     const revoked = await h.request('GET', streamPath(second.media.url));
     expect(revoked.statusCode).toBe(401);
     expect(revoked.json().error.code).toBe('UNAUTHENTICATED');

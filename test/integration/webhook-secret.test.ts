@@ -12,6 +12,7 @@ import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js'
 import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 const OTHER_PEPPER = 'another-pepper-0123456789abcdef012345';
 const UNDECRYPTABLE_LOG = 'webhook secret does not decrypt: is API_KEY_PEPPER the one it was encrypted with?';
@@ -192,7 +193,7 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
     let jobId: string;
     try {
       // A key that instance accepts (keys are hashed with the pepper too).
-      const wrongKey = (await wrong.services.apiKeys.create(accountId, 'wrong pepper')).key;
+      const wrongKey = (await wrong.services.apiKeys.create(OPERATOR, accountId, 'wrong pepper')).key;
       const refused = await wrong.gql(`{ webhookSecret { secret } }`, {}, wrongKey);
       expect(refused.data).toBeNull();
       expect(refused.errors?.[0]).toMatchObject({ extensions: { code: 'INTERNAL_ERROR' } });

@@ -5,6 +5,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { forgedKey, publicIdOf } from '../support/forged-key.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { waitFor } from '../support/wait-for.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 /** The limits the WebSocket door shares with HTTP, and its own, met by real clients (ws, graphql-ws). */
 
@@ -125,7 +126,7 @@ describe('the WebSocket door', () => {
     }
     // A revoked key too; the same key still connects until then.
     expect(await init(await opened(h), { Authorization: `Bearer ${key}` })).toBe('ack');
-    await h.services.apiKeys.revoke(keyId);
+    await h.services.apiKeys.revoke(OPERATOR, keyId);
     expect(await init(await opened(h), { Authorization: `Bearer ${key}` })).toMatchObject({ code: 4401 });
     // graphql-ws's own client sees the same close.
     const c = createClient({ url: wsUrl(h), webSocketImpl: WebSocket, retryAttempts: 0 });
@@ -249,7 +250,7 @@ describe('the WebSocket door', () => {
     const heard = new Promise<void>((resolve) => {
       const stop = h.notifications.on('mediagate_auth', (change) => change.apiKeyId === keyId && (stop(), resolve()));
     });
-    await h.services.apiKeys.revoke(keyId);
+    await h.services.apiKeys.revoke(OPERATOR, keyId);
     await heard;
     const close = closed(ws);
     ws.send(JSON.stringify({ id: 'b', type: 'subscribe', payload: { query } }));

@@ -18,6 +18,7 @@ import {
   type WorkSpec,
 } from './ledger-model.js';
 import type { JobRow } from './ledger-invariants.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 /**
  * The commands of the model test: what a client, an operator, the calendar or a crash does. Each
@@ -212,7 +213,7 @@ export class NewKey extends Base {
     const acc = m.accounts[this.account % m.accounts.length];
     const caller = m.liveKey(acc);
     if (!caller) {
-      const created = await w.operator.apiKeys.create(acc.id, 'operator');
+      const created = await w.operator.apiKeys.create(OPERATOR, acc.id, 'operator');
       acc.keys.push({ id: created.apiKey.id, secret: created.key, revoked: false });
       return;
     }
@@ -247,7 +248,7 @@ export class Membership extends Base {
   }
   protected async act(m: LedgerModel, w: World) {
     const acc = this.target(m)!;
-    await w.operator.accounts.setMembership(acc.id, new Date(Date.now() + (this.active ? 30 * 86_400_000 : -1000)));
+    await w.operator.accounts.setMembership(OPERATOR, acc.id, new Date(Date.now() + (this.active ? 30 * 86_400_000 : -1000)));
     acc.member = this.active;
   }
   toString() {

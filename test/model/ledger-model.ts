@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { MEDIA, TIMING, sleep, type Answer, type Door, type World } from './ledger-world.js';
 import { checkInvariants, type JobRow } from './ledger-invariants.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 /*
  * The model of the ledger test: accounts, keys and every request sent, what each answer may be
@@ -100,10 +101,10 @@ export async function newRun(world: World): Promise<LedgerModel> {
   const runId = `r${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const accounts: AccountModel[] = [];
   for (const [i, credits] of INITIAL_CREDITS.entries()) {
-    const acc = await world.operator.accounts.create({ name: `model ${runId} ${i}`, credits, membershipDays: 30 });
+    const acc = await world.operator.accounts.create(OPERATOR, { name: `model ${runId} ${i}`, credits, membershipDays: 30 });
     const keys: KeyModel[] = [];
     for (const name of ['first', 'second']) {
-      const created = await world.operator.apiKeys.create(acc.id, name);
+      const created = await world.operator.apiKeys.create(OPERATOR, acc.id, name);
       keys.push({ id: created.apiKey.id, secret: created.key, revoked: false });
     }
     accounts.push({ id: acc.id, keys, member: true, granted: credits, charged: 0, ops: [] });

@@ -6,6 +6,7 @@ import { createHarness, type Harness, type TestResponse } from './harness.js';
 import { makeMedia } from './media.js';
 import { waitFor } from './wait-for.js';
 import type { ErrorCode } from '../../src/errors.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 /**
  * Both doors under generated input (fast-check, fixed seed): REST bodies and headers, job and
@@ -101,7 +102,7 @@ export function describeFuzzingBothDoors(runs: FuzzRuns): void {
       nonMember = await h.account({ credits: 50, member: false });
       broke = await h.account({ credits: 0 });
       revoked = await h.account({ credits: 10 });
-      await h.services.apiKeys.revoke(revoked.keyId);
+      await h.services.apiKeys.revoke(OPERATOR, revoked.keyId);
       const other = await h.account({ credits: 5 });
       accountIds = [member.accountId, nonMember.accountId, broke.accountId, revoked.accountId, other.accountId];
       const t = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, member.key);
@@ -120,7 +121,7 @@ export function describeFuzzingBothDoors(runs: FuzzRuns): void {
     });
 
     const keyFor = async (accountId: string, scopes: string[]) => {
-      const created = await h.services.apiKeys.create(accountId, 'fuzz', scopes);
+      const created = await h.services.apiKeys.create(OPERATOR, accountId, 'fuzz', scopes);
       return { key: created.key, keyId: created.apiKey.id };
     };
 

@@ -10,6 +10,7 @@ import { CreditHistoryRepository } from '../../src/modules/credits/credit-histor
 import { JobRepository } from '../../src/modules/jobs/job.repository.js';
 import { WebhookSecretRepository } from '../../src/modules/webhooks/webhook-secret.repository.js';
 import { createTestDatabase, type TestDatabase, type TestDatabaseKind } from './test-database.js';
+import { OPERATOR } from '../../src/modules/principal.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
 /** The metrics token of a harness in production (createHarness). */
@@ -123,12 +124,12 @@ export async function createHarness(
     database: db,
     queue,
     async account(opts = {}) {
-      const acc = await services.accounts.create({
+      const acc = await services.accounts.create(OPERATOR, {
         name: 'Test account',
         credits: opts.credits ?? 10,
         membershipDays: opts.member === false ? undefined : 30,
       });
-      const created = await services.apiKeys.create(acc.id, 'test', opts.scopes);
+      const created = await services.apiKeys.create(OPERATOR, acc.id, 'test', opts.scopes);
       return { accountId: acc.id, key: created.key, keyId: created.apiKey.id };
     },
     url: base,

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -35,4 +35,30 @@ export function makeMedia(opts: { seconds: number; video?: boolean; audio?: bool
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The length ffprobe reads from media bytes (what a provider received), in seconds. */
+export function mediaSeconds(bytes: Buffer, ext: string): number {
+  const dir = mkdtempSync(join(tmpdir(), 'mediagate-measure-'));
+  try {
+    const file = join(dir, `received.${ext}`);
+    writeFileSync(file, bytes);
+    const out = execFileSync(
+      process.env.FFPROBE_PATH ?? 'ffprobe',
+      ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file],
+      { encoding: 'utf8' },
+    );
+    return Number(out.trim());
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * MPEG-TS segments whose clocks each start again at zero, concatenated (as a careless or hostile
+ * HLS download would be): ffprobe reads the length from the last segment's clock, so the file claims
+ * about `seconds.at(-1)` while it holds their sum.
+ */
+export function restartingClocksTs(seconds: readonly number[]): Buffer {
+  return Buffer.concat(seconds.map((s) => makeMedia({ seconds: s, ext: 'ts' })));
 }

@@ -210,6 +210,17 @@ function manifestProblems(files: Map<string, string>): string[] {
         !c.ports?.some((p) => p.name === 'metrics' && p.containerPort === config.metricsPort)
       )
         problems.push(`the gateway's port named metrics is not METRICS_PORT (${config.metricsPort})`);
+      // The temporary volume holds what transcriptions may put there (their budget) and room for the rest (probes, yt-dlp).
+      const mounts: { name: string; mountPath: string }[] = c.volumeMounts ?? [];
+      const volumes: { name: string; emptyDir?: { sizeLimit?: string } }[] = d.spec.template.spec.volumes ?? [];
+      const tmp = mounts.find((m) => m.mountPath === '/tmp');
+      const volume = volumes.find((v) => v.name === tmp?.name);
+      const size = quantityBytes(volume?.emptyDir?.sizeLimit);
+      const transcriptions = Math.min(config.temp.maxBytes, config.mediaMaxBytes * config.temp.maxDownloads);
+      if (size === null || size < transcriptions + TEMP_HEADROOM_BYTES)
+        problems.push(
+          `the ${name}'s /tmp (${volume?.emptyDir?.sizeLimit ?? 'no emptyDir sizeLimit'}) is smaller than what transcriptions may write there (${transcriptions} bytes: TEMP_MAX_BYTES, or MEDIA_MAX_BYTES × TEMP_MAX_DOWNLOADS) plus ${TEMP_HEADROOM_BYTES} bytes for the rest`,
+        );
     } catch (err) {
       problems.push(`${name}: ${(err as Error).message}`);
     }
@@ -272,6 +283,18 @@ function manifestProblems(files: Map<string, string>): string[] {
       problems.push(`the ${name}'s way to the internet also reaches private addresses`);
   }
   return problems;
+}
+
+/** Room on /tmp besides transcriptions: probes' files, yt-dlp's, the embedded database's socket. */
+const TEMP_HEADROOM_BYTES = 512 * 1024 ** 2;
+
+/** A Kubernetes quantity (`3Gi`, `512Mi`, `2G`, bytes) in bytes; null when absent or unreadable. */
+function quantityBytes(q: string | number | undefined): number | null {
+  if (q === undefined) return null;
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(String(q));
+  if (!m) return null;
+  const units: Record<string, number> = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+  return Number(m[1]) * (m[2] ? units[m[2]] : 1);
 }
 
 describe('deploy/kubernetes', () => {

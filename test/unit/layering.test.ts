@@ -119,6 +119,55 @@ function importCycles(files: { path: string; imports: string[] }[]): string[][] 
   return cycles;
 }
 
+/** HTTP's words: request methods, and header names (any `x-…` name too). */
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
+const HTTP_HEADERS = new Set([
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'content-type',
+  'content-length',
+  'content-disposition',
+  'content-range',
+  'accept',
+  'accept-encoding',
+  'user-agent',
+  'referer',
+  'origin',
+  'host',
+  'range',
+  'location',
+  'retry-after',
+  'idempotency-key',
+  'prefer',
+  'cache-control',
+  'etag',
+  'if-none-match',
+  'www-authenticate',
+  'forwarded',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+]);
+
+/**
+ * Where a file names HTTP: a string that is a request method or a header name, or the word `Bearer`
+ * outside comments (the scheme of the Authorization header). Comments may speak of HTTP; code in the
+ * domain may not, so that how a request arrives is decided at the edge (src/http/, the doors) only.
+ */
+function httpWords(text: string): string[] {
+  const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, text);
+  const found: string[] = [];
+  for (let kind = scanner.scan(); kind !== ts.SyntaxKind.EndOfFileToken; kind = scanner.scan()) {
+    const value = scanner.getTokenValue();
+    if (kind === ts.SyntaxKind.StringLiteral || kind === ts.SyntaxKind.NoSubstitutionTemplateLiteral) {
+      if (HTTP_METHODS.has(value) || HTTP_HEADERS.has(value.toLowerCase()) || /^x-[a-z0-9-]+$/i.test(value))
+        found.push(JSON.stringify(value));
+    } else if (kind === ts.SyntaxKind.Identifier && value === 'Bearer') found.push('Bearer');
+  }
+  return found;
+}
+
 describe('layering', () => {
   const files = sourceFiles(SRC).map((abs) => ({
     path: relative(ROOT, abs).split('\\').join('/'),
@@ -149,6 +198,25 @@ describe('layering', () => {
         .map((spec) => `${relative(ROOT, abs)} → ${spec}`),
     );
     expect(offenders).toEqual([]);
+  });
+
+  it('keeps HTTP out of the domain: no file in modules/ names a request method, a header or the Bearer scheme', () => {
+    const offenders = sourceFiles(join(SRC, 'modules')).flatMap((abs) =>
+      httpWords(readFileSync(abs, 'utf8')).map((word) => `${relative(ROOT, abs)}: ${word}`),
+    );
+    expect(offenders).toEqual([]);
+    // What it is meant to catch, and what it lets be.
+    expect(
+      httpWords(
+        [
+          `const SAFE = new Set(['GET', 'HEAD']);`,
+          `const h = { 'Content-Type': 'application/json', 'x-csrf-token': t };`,
+          `const token = /^Bearer\\s+(\\S+)$/i.exec(header);`,
+          `// the Authorization header's Bearer token, 'GET' in a comment`,
+          `const status = 'GETTING'; const kind = 'video';`,
+        ].join('\n'),
+      ),
+    ).toEqual(['"GET"', '"HEAD"', '"Content-Type"', '"x-csrf-token"', 'Bearer']);
   });
 
   it('catches what it is meant to catch', () => {

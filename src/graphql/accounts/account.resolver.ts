@@ -4,7 +4,8 @@ import { DateTime } from '../scalars.js';
 import { PageArgs } from '../jobs/job.resolver.js';
 import type { GqlContext } from '../context.js';
 import { RequiresScope } from '../scopes.js';
-import { requireAccountAccess, requireAnalyst } from '../../modules/access.js';
+import { apiKeyPolicy } from '../../modules/api-keys/api-key.policy.js';
+import { creditPolicy } from '../../modules/credits/credit.policy.js';
 import { ApiKeyType } from '../api-keys/api-key.graphql.js';
 import { OperationUsageType } from '../credits/usage.graphql.js';
 import { AccountConnection, AccountType } from './account.graphql.js';
@@ -23,15 +24,14 @@ export class AccountResolver {
   @RequiresScope('read')
   async me(@Ctx() ctx: GqlContext): Promise<AccountType> {
     const principal = await ctx.principal();
-    return ctx.services.accounts.view(principal.accountId);
+    return ctx.services.accounts.view(principal, principal.accountId);
   }
 
   @Query(() => AccountConnection, { description: 'Every account, newest first (admins and analysts; FORBIDDEN for others)' })
   @RequiresScope('read')
   async accounts(@Ctx() ctx: GqlContext, @Args(() => PageArgs) { first, after }: PageArgs): Promise<Page<AccountType>> {
     const principal = await ctx.principal();
-    requireAnalyst(principal);
-    return ctx.services.accounts.list(first, after);
+    return ctx.services.accounts.list(principal, first, after);
   }
 
   @FieldResolver(() => [ApiKeyType], {
@@ -40,7 +40,7 @@ export class AccountResolver {
   @RequiresScope('keys')
   async apiKeys(@Root() account: AccountType, @Ctx() ctx: GqlContext): Promise<ApiKeyType[]> {
     const principal = await ctx.principal();
-    requireAccountAccess(principal, account.id);
+    apiKeyPolicy.list(principal, account.id);
     return ctx.loaders.apiKeys.load(account.id);
   }
 
@@ -54,7 +54,7 @@ export class AccountResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<OperationUsageType[]> {
     const principal = await ctx.principal();
-    requireAccountAccess(principal, account.id);
+    creditPolicy.read(principal, account.id);
     return ctx.loaders.usage(from, to).load(account.id);
   }
 }

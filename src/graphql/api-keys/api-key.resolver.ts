@@ -1,9 +1,7 @@
 import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../context.js';
 import { RequiresScope } from '../scopes.js';
-import { requireScope } from '../../modules/access.js';
 import { ApiKeyType, CreatedApiKey } from './api-key.graphql.js';
-import { API_KEY_SCOPES } from '../../modules/api-keys/api-key.service.js';
 
 @ArgsType()
 class CreateApiKeyArgs {
@@ -19,7 +17,7 @@ export class ApiKeyResolver {
   @RequiresScope('keys')
   async apiKeys(@Ctx() ctx: GqlContext): Promise<ApiKeyType[]> {
     const principal = await ctx.principal();
-    return ctx.services.apiKeys.list(principal.accountId);
+    return ctx.services.apiKeys.list(principal, principal.accountId);
   }
 
   @Mutation(() => CreatedApiKey, {
@@ -29,11 +27,7 @@ export class ApiKeyResolver {
   @RequiresScope('keys')
   async createApiKey(@Ctx() ctx: GqlContext, @Args(() => CreateApiKeyArgs) { name, scopes }: CreateApiKeyArgs): Promise<CreatedApiKey> {
     const principal = await ctx.principal();
-    // A key cannot mint a key with more power than it has itself.
-    const wanted = scopes?.length ? scopes : [...principal.scopes];
-    const beyond = wanted.filter((s) => (API_KEY_SCOPES as readonly string[]).includes(s) && !principal.scopes.has(s));
-    if (beyond.length) requireScope(principal, beyond[0]);
-    return ctx.services.apiKeys.create(principal.accountId, name, wanted, principal.apiKeyId);
+    return ctx.services.apiKeys.create(principal, principal.accountId, name, scopes);
   }
 
   @Mutation(() => ApiKeyType, {
@@ -46,6 +40,6 @@ export class ApiKeyResolver {
     @Ctx() ctx: GqlContext,
   ): Promise<ApiKeyType> {
     const principal = await ctx.principal();
-    return ctx.services.apiKeys.revoke(id, principal.accountId);
+    return ctx.services.apiKeys.revoke(principal, id);
   }
 }

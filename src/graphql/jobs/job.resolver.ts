@@ -3,7 +3,7 @@ import type { GqlContext } from '../context.js';
 import type { Page } from '../connection.js';
 import { AppError } from '../../errors.js';
 import { RequiresScope } from '../scopes.js';
-import { requireAccountAccess } from '../../modules/access.js';
+import { accountPolicy } from '../../modules/accounts/account.policy.js';
 import { AccountType } from '../accounts/account.graphql.js';
 import type { Job } from '../../modules/jobs/job.entity.js';
 import { JobConnection, JobType } from './job.graphql.js';
@@ -76,7 +76,7 @@ export class JobResolver {
     // A job handed on without its owner (startTranscription's) finds it through the job loader.
     const accountId = job.accountId ?? (await ctx.loaders.job.load(job.id))?.accountId;
     if (!accountId) throw new AppError('NOT_FOUND', 'No such job.');
-    requireAccountAccess(await ctx.principal(), accountId);
+    accountPolicy.read(await ctx.principal(), accountId);
     const account = await ctx.loaders.account.load(accountId);
     if (!account) throw new AppError('NOT_FOUND', 'No such account.');
     return account;

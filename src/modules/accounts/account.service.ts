@@ -1,4 +1,4 @@
-import { readableAccount } from '../access.js';
+import { accountPolicy } from './account.policy.js';
 import { isUuid, textArray } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
@@ -69,7 +69,9 @@ export class AccountService {
     private readonly readEm: () => EntityManager = em,
   ) {}
 
-  async create(input: CreateAccountInput): Promise<AccountView> {
+  /** A new account, with its initial credits and membership (admins: the operator's command line). */
+  async create(principal: Principal, input: CreateAccountInput): Promise<AccountView> {
+    accountPolicy.administer(principal, 'create accounts');
     const name = input.name?.trim();
     const problems: Record<string, string> = {};
     if (!name || name.length > 200) problems.name = 'must be 1 to 200 characters';
@@ -102,11 +104,23 @@ export class AccountService {
       return created;
     });
     if (input.credits) await this.ledger.grant(account.id, input.credits, 'initial credits');
-    return this.view(account.id);
+    return this.load(account.id);
   }
 
-  /** The account with its membership and balance, in one query (it serves `me` on every page load). */
-  async view(accountId: string): Promise<AccountView> {
+  /** The account with its membership and balance, in one query (it serves `me` on every page load): its holder's, or any for analysts and admins. */
+  async view(principal: Principal, accountId: string): Promise<AccountView> {
+    accountPolicy.read(principal, accountId);
+    return this.load(accountId);
+  }
+
+  /** Adds credits to an account's available balance (admins: the operator's command line); returns the new available balance. */
+  async grant(principal: Principal, accountId: string, amount: number, reason: string | null): Promise<number> {
+    accountPolicy.administer(principal, 'grant credits');
+    await this.load(accountId);
+    return this.ledger.grant(accountId, amount, reason);
+  }
+
+  private async load(accountId: string): Promise<AccountView> {
     if (!isUuid(accountId)) throw new AppError('NOT_FOUND', 'No such account.');
     const rows = await this.em().getConnection().execute<ViewRow[]>(`${VIEW_SELECT} where a.id = ?`, [accountId]);
     if (!rows[0]) throw new AppError('NOT_FOUND', 'No such account.');
@@ -118,7 +132,7 @@ export class AccountService {
    * accounts are left out. With `onlyAccount`, nothing but that account is read.
    */
   async viewMany(principal: Principal, ids: readonly string[]): Promise<AccountView[]> {
-    const onlyAccount = readableAccount(principal);
+    const onlyAccount = accountPolicy.readMany(principal);
     const wanted = ids.filter((id) => isUuid(id) && (onlyAccount === null || id === onlyAccount));
     if (!wanted.length) return [];
     const rows = await this.em().getConnection().execute<ViewRow[]>(`${VIEW_SELECT} where a.id in (?)`, [wanted]);
@@ -126,7 +140,8 @@ export class AccountService {
   }
 
   /** Every account, newest first, for admins and analysts. */
-  async list(first: number | null | undefined, after: string | null | undefined): Promise<Page<AccountView>> {
+  async list(principal: Principal, first: number | null | undefined, after: string | null | undefined): Promise<Page<AccountView>> {
+    accountPolicy.list(principal);
     const size = pageSize(first);
     const cursor = after ? decodeCursor(after) : null;
     if (cursor && !isUuid(cursor.id))
@@ -181,11 +196,12 @@ export class AccountService {
     };
   }
 
-  /** Starts or extends the membership to `until`. */
-  async setMembership(accountId: string, until: Date): Promise<AccountView> {
+  /** Starts or extends the membership to `until` (admins: the operator's command line). */
+  async setMembership(principal: Principal, accountId: string, until: Date): Promise<AccountView> {
+    accountPolicy.administer(principal, 'set memberships');
     if (Number.isNaN(until.getTime()))
       throw new AppError('INVALID_INPUT', 'until must be an ISO-8601 date', { until: 'must be an ISO-8601 date' });
-    await this.view(accountId);
+    await this.load(accountId);
     const em = this.em();
     const existing = await em.findOne(Membership, { accountId });
     if (existing) {
@@ -195,17 +211,19 @@ export class AccountService {
       em.create(Membership, { accountId, status: 'active', periodEnd: until });
     }
     await em.flush();
-    return this.view(accountId);
+    return this.load(accountId);
   }
 
-  async cancelMembership(accountId: string): Promise<AccountView> {
-    await this.view(accountId);
+  /** Ends the membership now (admins: the operator's command line). */
+  async cancelMembership(principal: Principal, accountId: string): Promise<AccountView> {
+    accountPolicy.administer(principal, 'end memberships');
+    await this.load(accountId);
     const em = this.em();
     const existing = await em.findOne(Membership, { accountId });
     if (existing) {
       existing.status = 'canceled';
       await em.flush();
     }
-    return this.view(accountId);
+    return this.load(accountId);
   }
 }

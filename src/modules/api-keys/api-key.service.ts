@@ -1,4 +1,4 @@
-import { readableAccount } from '../access.js';
+import { apiKeyPolicy, noSuchKey } from './api-key.policy.js';
 import type { Principal } from '../principal.js';
 import { isUuid, textArray } from '../../db/sql-values.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -9,8 +9,8 @@ import type { ApiKeyCache, KeyRecord } from './api-key.cache.js';
 import { ApiKey } from './api-key.entity.js';
 import { generateKey, hashKey, keyMatches, parseKey, type ParsedKey } from './api-key.format.js';
 
-/** What a key may do. A key gets every scope unless created with fewer. */
-export const API_KEY_SCOPES = ['parse', 'transcribe', 'read', 'keys'] as const;
+import { API_KEY_SCOPES } from '../principal.js';
+export { API_KEY_SCOPES };
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 /** The account area's session: every scope (its page creates and revokes keys, reads the webhook secret). */
 export const SESSION_SCOPES: readonly string[] = API_KEY_SCOPES;
@@ -101,20 +101,21 @@ export class ApiKeyService {
   ) {}
 
   /**
-   * Creates a key; the returned `key` is the only time the secret exists outside the caller's hands.
-   * `callerKeyId`: the key asking (null for a session, an OIDC user or the operator); when it has
-   * been revoked, even on an instance whose cache has not heard yet, nothing is written: 401.
+   * Creates a key for `accountId` (see apiKeyPolicy.create); the returned `key` is the only time the
+   * secret exists outside the caller's hands. When the calling key has been revoked, even on an
+   * instance whose cache has not heard yet, nothing is written: 401.
    */
   async create(
+    principal: Principal,
     accountId: string,
-    name: string | null | undefined,
-    scopes?: readonly string[],
-    callerKeyId: string | null = null,
+    name?: string | null,
+    scopes?: readonly string[] | null,
   ): Promise<{ key: string; apiKey: ApiKey }> {
+    const wanted = apiKeyPolicy.create(principal, accountId, scopes);
+    const callerKeyId = principal.apiKeyId;
     const problems: Record<string, string> = {};
     const cleanName = (name ?? 'default').trim();
     if (!cleanName || cleanName.length > 100) problems.name = 'must be 1 to 100 characters';
-    const wanted = scopes?.length ? [...new Set(scopes)] : [...API_KEY_SCOPES];
     const unknown = wanted.filter((s) => !(API_KEY_SCOPES as readonly string[]).includes(s));
     if (unknown.length) problems.scopes = `unknown scope(s) ${unknown.join(', ')}; allowed: ${API_KEY_SCOPES.join(', ')}`;
     if (Object.keys(problems).length) throw new AppError('INVALID_INPUT', 'The key is not valid.', problems);
@@ -150,7 +151,9 @@ export class ApiKeyService {
     return unauthenticated();
   }
 
-  async list(accountId: string): Promise<ApiKey[]> {
+  /** An account's keys, oldest first, revoked ones included (see apiKeyPolicy.list). */
+  async list(principal: Principal, accountId: string): Promise<ApiKey[]> {
+    apiKeyPolicy.list(principal, accountId);
     return this.em().find(ApiKey, { accountId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
   }
 
@@ -159,17 +162,18 @@ export class ApiKeyService {
    * so it is not even read). With `onlyAccount`, only that account's keys are read.
    */
   async listForAccounts(principal: Principal, accountIds: readonly string[]): Promise<ApiKey[]> {
-    const onlyAccount = readableAccount(principal);
+    const onlyAccount = apiKeyPolicy.listMany(principal);
     const wanted = accountIds.filter((id) => isUuid(id) && (onlyAccount === null || id === onlyAccount));
     if (!wanted.length) return [];
     return this.em().find(ApiKey, { accountId: { $in: wanted } }, { orderBy: { createdAt: 'asc', id: 'asc' } });
   }
 
-  /** Revokes a key (idempotent). With `accountId`, only that account's keys are visible. */
-  async revoke(keyId: string, accountId?: string): Promise<ApiKey> {
+  /** Revokes a key (idempotent); another account's key is NOT_FOUND but for admins (see apiKeyPolicy.revoke). */
+  async revoke(principal: Principal, keyId: string): Promise<ApiKey> {
+    const accountId = apiKeyPolicy.revoke(principal);
     const em = this.em();
     const apiKey = isUuid(keyId) ? await em.findOne(ApiKey, accountId ? { id: keyId, accountId } : { id: keyId }) : null;
-    if (!apiKey) throw new AppError('NOT_FOUND', 'No such API key.');
+    if (!apiKey) throw noSuchKey();
     if (!apiKey.revokedAt) {
       apiKey.revokedAt = new Date();
       await em.flush();

@@ -1,4 +1,4 @@
-import { accountToRead, readableAccount, requireScope } from '../access.js';
+import { creditPolicy } from './credit.policy.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import type { Page } from '../paging.js';
 import type { AccountUsageRepository, OperationUsage } from './account-usage.repository.js';
@@ -33,36 +33,34 @@ export class CreditHistoryService {
       after?: string | null;
     },
   ): Promise<Page<CreditEntry>> {
-    requireScope(principal, 'read');
-    return this.entries.list({ ...f, accountId: accountToRead(principal, f.accountId) });
+    return this.entries.list({ ...f, accountId: creditPolicy.read(principal, f.accountId) });
   }
 
   /** The same history as a CSV download (GET /api/credit-history.csv), from the query string's filters. */
   exportCsv(principal: Principal, query: Record<string, unknown>): Promise<CreditHistoryCsv> {
-    requireScope(principal, 'read');
+    creditPolicy.read(principal);
     const filter = parseCreditHistoryQuery(query);
-    return exportCreditHistoryCsv(this.entries, { ...filter, accountId: accountToRead(principal, filter.accountId) });
+    return exportCreditHistoryCsv(this.entries, { ...filter, accountId: creditPolicy.read(principal, filter.accountId) });
   }
 
   /** The caller's own history, one row per task. */
   byTask(principal: Principal, first: number | null | undefined, after: string | null | undefined): Promise<Page<TaskHistoryRow>> {
-    requireScope(principal, 'read');
-    return this.tasks.list(principal.accountId, first, after);
+    return this.tasks.list(creditPolicy.read(principal), first, after);
   }
 
   /** Credits consumed per period: every account's for analysts, the caller's own for others. */
   usage(principal: Principal, q: { from: Date; to: Date; groupBy: UsageGrouping; by: UsageDimension }): Promise<UsageBucket[]> {
-    requireScope(principal, 'read');
-    return this.buckets.usage({ ...q, accountId: readableAccount(principal) });
+    creditPolicy.read(principal);
+    return this.buckets.usage({ ...q, accountId: creditPolicy.readMany(principal) });
   }
 
   /** The entries of many jobs at once (a batching loader's): only those the caller may read. */
   forJobs(principal: Principal, jobIds: readonly string[]): Promise<CreditEntry[]> {
-    return this.entries.forJobs(jobIds, readableAccount(principal));
+    return this.entries.forJobs(jobIds, creditPolicy.readMany(principal));
   }
 
   /** Usage per operation of many accounts at once (a batching loader's): only those the caller may read. */
   usageOfAccounts(principal: Principal, accountIds: readonly string[], window: { from: Date; to: Date }): Promise<OperationUsage[]> {
-    return this.accountUsage.byOperation(accountIds, window, readableAccount(principal));
+    return this.accountUsage.byOperation(accountIds, window, creditPolicy.readMany(principal));
   }
 }

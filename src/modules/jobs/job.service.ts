@@ -1,12 +1,12 @@
 import { AppError } from '../../errors.js';
 import { failpoint } from '../../failpoints.js';
-import { readableAccount, requireScope } from '../access.js';
+import { jobPolicy } from './job.policy.js';
 import type { Page } from '../paging.js';
 import type { Principal } from '../api-keys/api-key.service.js';
-import type { LedgerService } from '../credits/ledger.service.js';
+import type { TaskLedger } from '../tasks/task-ledger.js';
 import type { Job } from './job.entity.js';
 import type { JobRepository } from './job.repository.js';
-import type { TaskRunner } from './task-runner.js';
+import type { TaskRunner } from '../tasks/task-runner.js';
 
 /**
  * Jobs as callers see them, for both doors: reading one (read scope; another account's job is
@@ -17,12 +17,12 @@ export class JobService {
   constructor(
     private readonly jobs: JobRepository,
     private readonly runner: TaskRunner,
-    private readonly ledger: LedgerService,
+    private readonly ledger: TaskLedger,
   ) {}
 
   /** One of the caller's jobs (GraphQL job(id), GET /api/jobs/{id}): read scope, its own account only. */
   forCaller(principal: Principal, jobId: string): Promise<Job> {
-    requireScope(principal, 'read');
+    jobPolicy.read(principal);
     return this.jobs.get(principal.accountId, jobId);
   }
 
@@ -40,18 +40,19 @@ export class JobService {
 
   /** A job the caller just started (a 202's body, startTranscription's answer): no read scope needed for its own new job. */
   started(principal: Principal, jobId: string): Promise<Job> {
+    jobPolicy.readStarted(principal);
     return this.jobs.get(principal.accountId, jobId);
   }
 
   /** The caller's jobs, newest first (read scope). */
   list(principal: Principal, first: number | null | undefined, after: string | null | undefined): Promise<Page<Job>> {
-    requireScope(principal, 'read');
+    jobPolicy.read(principal);
     return this.jobs.list(principal.accountId, first, after);
   }
 
   /** Many jobs at once (a batching loader's): only those the caller may read (analysts: any account's). */
   many(principal: Principal, jobIds: readonly string[]): Promise<Job[]> {
-    return this.jobs.getMany(jobIds, readableAccount(principal));
+    return this.jobs.getMany(jobIds, jobPolicy.readMany(principal));
   }
 
   /** Fails the jobs past their deadline (a crashed worker's too), releases their holds, and tells who listens; returns how many. */
@@ -74,7 +75,7 @@ export class JobService {
    * job is NOT_FOUND, as an unknown one. It changes what the transcribe scope started, so it needs that scope.
    */
   async cancel(principal: Principal, jobId: string): Promise<Job> {
-    requireScope(principal, 'transcribe');
+    jobPolicy.cancel(principal);
     const { accountId } = principal;
     const job = await this.jobs.get(accountId, jobId);
     failpoint('job.beforeCancel');

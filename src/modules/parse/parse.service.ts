@@ -13,11 +13,11 @@ import {
   type ParseQuality,
   type ParseResult,
 } from '../../providers/parse/parse.types.js';
-import { requireMembership, requireScope } from '../access.js';
+import { parsePolicy } from './parse.policy.js';
 import type { Principal } from '../api-keys/api-key.service.js';
-import { idempotencyFor } from '../jobs/idempotency.js';
+import { idempotencyFor } from '../tasks/idempotency.js';
 import { successBody } from '../jobs/job.result.js';
-import type { TaskRunner } from '../jobs/task-runner.js';
+import type { TaskRunner } from '../tasks/task-runner.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
 import { AUDIO_FORMATS, type AudioFormat } from '../../media/stream-recipe.js';
 import { planDelivery } from '../streams/stream-plan.js';
@@ -41,7 +41,6 @@ export const parseInputSchema = z.strictObject({
 });
 
 /** Members get the advanced formats. */
-const MEMBERS_ONLY_QUALITIES: ReadonlySet<ParseQuality> = new Set(['max', '1080']);
 
 /** The success body of a parse, on both doors. */
 export interface ParseResponse extends ParseResult {
@@ -72,16 +71,10 @@ export class ParseService {
   ) {}
 
   async parse(principal: Principal, rawInput: unknown, options: { idempotencyKey?: string | null } = {}): Promise<ParseResponse> {
-    // The scope first, as GraphQL's declared rule checks it: both doors refuse alike.
-    requireScope(principal, 'parse');
+    parsePolicy.start(principal);
     const input = validate(parseInputSchema, dropNulls(rawInput as object));
-    // With an API key the work needs a membership; a signed-in frontend user may use the free tier.
-    if (principal.via === 'api_key') requireMembership(principal);
+    const quality = parsePolicy.quality(principal, input.quality);
     const mode = input.mode ?? 'auto';
-    const quality = input.quality ?? (principal.isMember ? '1080' : '720');
-    if (MEMBERS_ONLY_QUALITIES.has(quality) && !principal.isMember) {
-      throw new AppError('MEMBERSHIP_REQUIRED', `Quality ${quality} requires an active monthly membership.`);
-    }
     // Refuse a hostile URL before any credit is held; the client checks again at connect time.
     const url = (await this.deps.client.checkUrl(input.url)).toString();
     const { config, runner, providers, log, breakers, streamTokens } = this.deps;
@@ -115,7 +108,7 @@ export class ParseService {
             jobId,
             accountId: principal.accountId,
             apiKeyId: principal.apiKeyId,
-            membership: principal.via === 'api_key' || MEMBERS_ONLY_QUALITIES.has(quality),
+            membership: parsePolicy.needsMembership(principal, quality),
             pageUrl: url,
             mode,
             audioFormat: input.audioFormat ?? 'best',

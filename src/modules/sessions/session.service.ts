@@ -1,14 +1,14 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { isUuid } from '../../db/sql-values.js';
 import { SESSION_SCOPES, type Principal, unauthenticated } from '../api-keys/api-key.service.js';
+import { accountPolicy } from '../accounts/account.policy.js';
 import type { AccountService } from '../accounts/account.service.js';
 import type { OidcVerifier } from '../accounts/oidc.verifier.js';
 import { sessionCookie, type SessionCookie } from './session.cookie.js';
 import type { SessionRepository, StartedSession } from './session.repository.js';
 
 /** The header a cookie-authenticated request that changes something must carry. */
-export const CSRF_HEADER = 'x-csrf-token';
 
 /** 256 random bits, base64url: login tokens, session ids and CSRF tokens. */
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
@@ -65,9 +65,10 @@ export class SessionService {
    * A link to the account page that signs the account in once, within LOGIN_LINK_MINUTES. The token
    * is in the fragment, which browsers never send to a server, so it stays out of logs and Referer.
    */
-  async createLoginLink(accountId: string): Promise<{ url: string; expiresAt: Date }> {
+  async createLoginLink(principal: Principal, accountId: string): Promise<{ url: string; expiresAt: Date }> {
+    accountPolicy.administer(principal, 'make login links');
     if (!isUuid(accountId)) throw new AppError('NOT_FOUND', 'No such account.');
-    await this.accounts.view(accountId);
+    await this.accounts.view(principal, accountId);
     const token = newToken();
     const expiresAt = await this.repo.createLoginLink(accountId, this.hash('login-link', token), this.settings.loginLinkMinutes);
     return { url: `${this.settings.publicUrl}/account/#login=${token}`, expiresAt };
@@ -118,16 +119,14 @@ export class SessionService {
   }
 
   /**
-   * The session a sign-in or logout in this browser ends: its live one, which only the page holding
-   * its CSRF token may end (403 FORBIDDEN otherwise), so no other site can sign it out or switch its
-   * account. A cookie of a dead session ends nothing (null).
+   * The session a sign-in or logout in this browser would end: its live one, with the CSRF token the
+   * edge must see before ending it (so no other site can sign it out or switch its account). A
+   * cookie of a dead session ends nothing (null).
    */
-  async endable(sessionId: string | undefined, csrfToken: string | undefined): Promise<string | null> {
+  async endable(sessionId: string | undefined): Promise<{ sessionId: string; csrfToken: string } | null> {
     if (!sessionId) return null;
     const live = TOKEN.test(sessionId) ? await this.repo.findLive(this.hash('session', sessionId)) : null;
-    if (!live) return null;
-    if (!csrfMatches(live.csrfToken, csrfToken)) throw csrfRefused();
-    return sessionId;
+    return live ? { sessionId, csrfToken: live.csrfToken } : null;
   }
 
   /** The live session behind a cookie's id, with its principal; 401 UNAUTHENTICATED when there is none. */
@@ -182,15 +181,4 @@ export class SessionService {
       'This sign-in is not valid: the ID token is invalid, expired, for another sign-in or already used. Sign in again.',
     );
   }
-}
-
-/** The refusal of a cookie-authenticated change without the session's CSRF token. */
-export const csrfRefused = () => new AppError('FORBIDDEN', 'Missing or wrong CSRF token.');
-
-/** Whether the presented CSRF token is the session's, compared in constant time. */
-export function csrfMatches(expected: string, presented: string | undefined): boolean {
-  if (!presented) return false;
-  const a = Buffer.from(expected);
-  const b = Buffer.from(presented);
-  return a.length === b.length && timingSafeEqual(a, b);
 }

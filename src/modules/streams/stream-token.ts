@@ -1,17 +1,10 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
+import type { StreamSource } from '../../media/stream-delivery.js';
 import type { StreamProcessing } from '../../media/stream-recipe.js';
 
-/** One input of a stream: the URL and the request headers it is fetched with (the page as Referer among them). */
-export interface StreamSource {
-  url: string;
-  headers: Record<string, string>;
-  /** m3u8 or mpd: ffmpeg reads the manifest and its segments; anything else is one file. */
-  manifest: 'm3u8' | 'mpd' | null;
-  /** The source's codecs as the parse knew them (e.g. "mp4a.40.2" or "aac"), to pick a container without re-encoding. */
-  codecs: string | null;
-}
+export type { StreamSource } from '../../media/stream-delivery.js';
 
 /** Everything a stream URL stands for, sealed so the caller can neither read nor change it. */
 export interface StreamGrant {

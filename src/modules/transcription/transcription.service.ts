@@ -5,20 +5,23 @@ import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { failpoint } from '../../failpoints.js';
-import { MediaError, probeMedia, startExtraction } from '../../media/ffmpeg.js';
+import { MediaError } from '../../media/ffmpeg.js';
 import { FetchError, failureReason } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import type { CircuitBreakers } from '../../providers/circuit-breakers.js';
 import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
+import { roundMs } from '../../providers/transcription/times.js';
 import type { TranscriptResult, TranscriptionProvider } from '../../providers/transcription/transcription.types.js';
-import { requireMembership, requireScope } from '../access.js';
+import { transcriptionPolicy } from './transcription.policy.js';
 import type { Principal } from '../api-keys/api-key.service.js';
-import { idempotencyFor } from '../jobs/idempotency.js';
+import { idempotencyFor } from '../tasks/idempotency.js';
 import { successBody } from '../jobs/job.result.js';
 import type { JobQueue, QueuedRun } from '../jobs/job-queue.js';
-import type { TaskContext, TaskRunner } from '../jobs/task-runner.js';
+import type { TaskContext, TaskRunner } from '../tasks/task-runner.js';
 import type { WebhookService } from '../webhooks/webhook.service.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
+import { preparePaidAudio } from './paid-audio.js';
+import { TEMP_RETRY_AFTER_SECONDS, TempBudget, type TempBudgetState, tempDiskBusy } from './temp-budget.js';
 
 /** The transcription request as the contract spells it. */
 export const transcribeInputSchema = z.strictObject({
@@ -58,8 +61,21 @@ export class TranscriptionService {
       breakers?: CircuitBreakers;
       queue?: JobQueue;
       webhooks?: WebhookService;
+      /** The process's temporary-disk budget (default: one of its own, from the configuration). */
+      temp?: TempBudget;
     },
-  ) {}
+  ) {
+    this.temp = deps.temp ?? new TempBudget(deps.config.temp);
+  }
+
+  private readonly temp: TempBudget;
+  /** Synchronous transcriptions running per account in this process. */
+  private readonly running = new Map<string, number>();
+
+  /** What transcriptions hold of the temporary disk now (bytes, downloads), and the most bytes they ever held. */
+  tempUsage(): TempBudgetState {
+    return this.temp.snapshot();
+  }
 
   /** Price of a transcription: per started minute of media, at least one minute. */
   price(durationSeconds: number): number {
@@ -68,9 +84,9 @@ export class TranscriptionService {
 
   /** Everything checked before any credit is held: scope (first, as GraphQL's declared rule), input, membership, URLs, a provider. */
   private async prepare(principal: Principal, rawInput: unknown): Promise<TranscribeRequest> {
-    requireScope(principal, 'transcribe');
+    transcriptionPolicy.start(principal);
     const input = validate(transcribeInputSchema, dropNulls(rawInput as object));
-    requireMembership(principal);
+    transcriptionPolicy.afterInput(principal);
     const mediaUrl = (await this.deps.client.checkUrl(input.mediaUrl)).toString();
     // The webhook URL is the caller's too: refused now if it leads somewhere private, and judged again at every delivery.
     const webhookUrl = input.webhookUrl ? (await this.deps.client.checkUrl(input.webhookUrl)).toString() : undefined;
@@ -96,18 +112,45 @@ export class TranscriptionService {
     const request = await this.prepare(principal, rawInput);
     const { mediaUrl, language } = request;
     const { config, runner } = this.deps;
-    // The first minute is held up front; the rest once the media's length is known.
-    const initial = this.price(0);
-    const outcome = await runner.run({
-      principal,
-      operation: 'TRANSCRIBE',
-      input: { ...request },
-      idempotency: idempotencyFor(options.idempotencyKey, 'TRANSCRIBE', { ...request }),
-      price: initial,
-      timeoutMs: config.transcribeTimeoutMs,
-      execute: (ctx) => this.work(mediaUrl, language, initial, ctx),
-    });
-    return successBody(outcome.jobId, { mediaUrl }, outcome.result, outcome);
+    const release = this.takeSlot(principal.accountId);
+    try {
+      // The first minute is held up front; the rest as the prepared audio grows past it.
+      const initial = this.price(0);
+      const outcome = await runner.run({
+        principal,
+        operation: 'TRANSCRIBE',
+        input: { ...request },
+        idempotency: idempotencyFor(options.idempotencyKey, 'TRANSCRIBE', { ...request }),
+        price: initial,
+        timeoutMs: config.transcribeTimeoutMs,
+        execute: (ctx) => this.work(mediaUrl, language, initial, ctx, false),
+      });
+      return successBody(outcome.jobId, { mediaUrl }, outcome.result, outcome);
+    } finally {
+      release();
+    }
+  }
+
+  /** One of the account's synchronous slots, or 429 before anything is held; the function gives it back. */
+  private takeSlot(accountId: string): () => void {
+    const limit = this.deps.config.transcribeMaxPerAccount;
+    const mine = this.running.get(accountId) ?? 0;
+    if (mine >= limit) {
+      throw new AppError(
+        'RATE_LIMITED',
+        `This account already has ${limit} transcriptions running; retry in ${TEMP_RETRY_AFTER_SECONDS} s, or queue it with startTranscription (Prefer: respond-async).`,
+        { retryAfterSeconds: TEMP_RETRY_AFTER_SECONDS, limit },
+      );
+    }
+    this.running.set(accountId, mine + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = (this.running.get(accountId) ?? 1) - 1;
+      if (left > 0) this.running.set(accountId, left);
+      else this.running.delete(accountId);
+    };
   }
 
   /**
@@ -141,79 +184,98 @@ export class TranscriptionService {
   /** The queue worker's handler for one queued transcription. */
   runJob(jobId: string): Promise<QueuedRun> {
     return this.deps.runner.runQueued(jobId, 'TRANSCRIBE', (ctx, job) =>
-      this.work(String(job.input.mediaUrl), (job.input.language as string | null) ?? null, job.holdAmount, ctx),
+      this.work(String(job.input.mediaUrl), (job.input.language as string | null) ?? null, job.holdAmount, ctx, true),
     );
   }
 
-  private async work(mediaUrl: string, language: string | null, held: number, ctx: TaskContext) {
+  /** `waits`: a queued job waits its turn for the temporary disk; a caller who waits on the answer is refused at once (503). */
+  private async work(mediaUrl: string, language: string | null, held: number, ctx: TaskContext, waits: boolean) {
     const { config, client, providers, log, breakers } = this.deps;
+    const lease = this.temp.lease();
     const dir = await mkdtemp(join(tmpdir(), 'mediagate-'));
     try {
       const source = join(dir, 'source');
-      await download(client, mediaUrl, source, config.mediaMaxBytes, ctx.signal);
+      const sourceBytes = await download(client, mediaUrl, source, config.mediaMaxBytes, ctx.signal, async (announced) => {
+        // The disk for the whole file is reserved before its first byte: its announced length, else the most it may be.
+        const bytes = announced ?? config.mediaMaxBytes;
+        if (bytes > config.mediaMaxBytes) throw tooLarge(config.mediaMaxBytes);
+        await lease.startDownload(bytes, waits ? ctx.signal : null);
+        return bytes;
+      });
+      lease.endDownload(sourceBytes);
       await ctx.progress(0.2);
-      const probe = await media(() => probeMedia(source, { signal: ctx.signal, ffprobePath: config.ffprobePath }));
-      if (!probe.hasAudio) throw new AppError('NO_MEDIA_FOUND', 'The media has no audio track to transcribe.');
-      await ctx.extendHold(this.price(probe.durationSeconds) - held);
-      failpoint('transcribe.afterExtendHold');
+      let audioBytes = 0;
       const audioPath = join(dir, 'audio.mp3');
-      // One ffmpeg pass prepares the audio and finds its pauses; a provider that can starts on the
-      // first pieces while the rest is still being written.
-      const growing = startExtraction(source, audioPath, { signal: ctx.signal, ffmpegPath: config.ffmpegPath, detectSilence: true });
-      const stop = new AbortController();
-      const signal = AbortSignal.any([ctx.signal, stop.signal]);
+      // One ffmpeg pass prepares the audio, finds its pauses and counts its samples; the hold follows
+      // the audio as it grows and ends at its exact price before any provider hears a second of it.
+      const audio = await media(() =>
+        preparePaidAudio({
+          source,
+          audioPath,
+          ffmpegPath: config.ffmpegPath,
+          signal: ctx.signal,
+          perMinute: config.prices.transcribePerMinute,
+          price: (seconds) => this.price(seconds),
+          held,
+          extendHold: (extra) => ctx.extendHold(extra),
+          // Reserved ahead of ffmpeg, for the MP3 and what providers make of it (pieces, a WAV); never waited for.
+          mayWrite: (seconds) => {
+            const more = Math.ceil((seconds + AUDIO_RESERVE_AHEAD_SECONDS) * AUDIO_BYTES_PER_SECOND) - audioBytes;
+            if (more <= 0) return true;
+            if (!lease.grow(more)) return false;
+            audioBytes += more;
+            return true;
+          },
+          refused: tempDiskBusy,
+        }),
+      );
+      if (audio.seconds <= 0) throw new AppError('NO_MEDIA_FOUND', 'The media has no audio to transcribe.');
+      failpoint('transcribe.afterExtendHold');
+      // The source is not needed any more: its disk is given back before the providers' long wait.
+      await rm(source, { force: true });
+      lease.free(sourceBytes);
+      await ctx.progress(0.3);
+      const durationSeconds = roundMs(audio.seconds);
       const progress = (fraction: number) => void ctx.progress(0.3 + 0.65 * Math.min(1, Math.max(0, fraction)));
-      const transcription = runWithFailover(
+      const { provider, result } = await runWithFailover(
         providers,
-        signal,
+        ctx.signal,
         log,
-        async (p) => {
-          if (!p.readsGrowingAudio) await growing.done;
-          return p.transcribe({
-            audioPath,
-            mediaUrl,
-            language,
-            durationSeconds: probe.durationSeconds,
-            signal,
-            silences: growing.silences,
-            growing,
-            progress,
-          });
-        },
+        (p) => p.transcribe({ audioPath, mediaUrl, language, durationSeconds, signal: ctx.signal, silences: audio.silences, progress }),
         breakers,
       );
-      transcription.catch(() => undefined); // awaited below, after the extraction's own outcome
-      try {
-        await media(() => growing.done);
-      } catch (err) {
-        // No usable audio: that is the answer, whatever the providers are doing with the first pieces.
-        stop.abort(err);
-        throw err;
-      }
-      await ctx.progress(0.3);
-      const { provider, result } = await transcription;
-      const transcript: TranscriptResult = {
-        ...result,
-        language: result.language ?? language,
-        durationSeconds: result.durationSeconds ?? probe.durationSeconds,
-      };
+      // The length charged is the length sent, whatever a provider reports of it.
+      const transcript: TranscriptResult = { ...result, language: result.language ?? language, durationSeconds };
       return { provider, result: transcript };
     } finally {
       await rm(dir, { recursive: true, force: true });
+      lease.end();
     }
   }
 }
 
-async function download(client: GuardedHttpClient, url: string, dest: string, maxBytes: number, signal: AbortSignal): Promise<void> {
+/** Disk reserved per second of prepared audio: the 32 kbit/s MP3 (4 kB), its pieces (4 kB), the offline recogniser's WAV (32 kB). */
+const AUDIO_BYTES_PER_SECOND = 40_000;
+/** How far ahead of what ffmpeg reported the audio's disk is reserved. */
+const AUDIO_RESERVE_AHEAD_SECONDS = 10;
+
+const tooLarge = (maxBytes: number) =>
+  new AppError('INVALID_INPUT', `The media is larger than ${maxBytes} bytes.`, { mediaUrl: `media larger than ${maxBytes} bytes` });
+
+/** Downloads the media through the guarded client; returns its size. */
+async function download(
+  client: GuardedHttpClient,
+  url: string,
+  dest: string,
+  maxBytes: number,
+  signal: AbortSignal,
+  admit: (announced: number | null) => Promise<number>,
+): Promise<number> {
   try {
-    await client.download(url, dest, { signal, maxBytes, timeoutMs: 15 * 60_000 });
+    return (await client.download(url, dest, { signal, maxBytes, timeoutMs: 15 * 60_000, admit })).bytes;
   } catch (err) {
     if (!(err instanceof FetchError)) throw err;
-    if (err.kind === 'too_large') {
-      throw new AppError('INVALID_INPUT', `The media is larger than ${maxBytes} bytes.`, {
-        mediaUrl: `media larger than ${maxBytes} bytes`,
-      });
-    }
+    if (err.kind === 'too_large') throw tooLarge(maxBytes);
     if (err.kind === 'timeout') throw new AppError('PROVIDER_TIMEOUT', 'The media could not be downloaded in time.');
     if (err.kind === 'http_status') throw new AppError('CONTENT_UNAVAILABLE', `The media URL answered ${err.status}.`);
     throw new AppError('CONTENT_UNAVAILABLE', `The media could not be downloaded: ${failureReason(err)}.`);

@@ -1,11 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Webhook } from 'standardwebhooks';
 import { isUuid } from '../../db/sql-values.js';
-import { AppError } from '../../errors.js';
-import { FetchError, failureReason } from '../../net/fetch-error.js';
+import type { AppError } from '../../errors.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
+import { sendSignedWebhook } from '../../net/webhook-sender.js';
 import { Job } from '../jobs/job.entity.js';
-import { readableAccount, requireScope } from '../access.js';
+import { webhookPolicy } from './webhook.policy.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import { UnreadableWebhookSecret, type WebhookSecret, type WebhookSecretRepository } from './webhook-secret.repository.js';
@@ -98,13 +97,13 @@ export class WebhookService {
 
   /** The secret the caller's webhook receiver verifies deliveries with (keys scope; made on first read). */
   secretFor(principal: Principal): Promise<WebhookSecret> {
-    requireScope(principal, 'keys');
+    webhookPolicy.secret(principal);
     return this.deps.secrets.get(principal.accountId);
   }
 
   /** A new signing secret (keys scope); 401 when the caller's key was revoked meanwhile. */
   async rotateSecret(principal: Principal): Promise<WebhookSecret> {
-    requireScope(principal, 'keys');
+    webhookPolicy.secret(principal);
     const rotated = await this.deps.secrets.rotate(principal.accountId, principal.apiKeyId);
     if (!rotated) throw this.deps.callerRevoked(principal.apiKeyId);
     return rotated;
@@ -143,34 +142,15 @@ export class WebhookService {
     let error: string | null = null;
     const secret = await this.secretOf(job.accountId);
     if (secret === null) error = UNREADABLE_SECRET;
-    else {
-      const headers = {
-        'content-type': 'application/json',
-        'webhook-id': message.eventId,
-        'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-        'webhook-signature': new Webhook(secret).sign(message.eventId, timestamp, payload),
-      };
-      try {
-        const res = await this.deps.client.request(url, {
-          method: 'POST',
-          body: payload,
-          headers,
-          timeoutMs: this.deps.timeoutMs,
-          maxBytes: 64 * 1024,
-          throwOnHttpError: false,
-        });
-        statusCode = res.status;
-        if (res.status < 200 || res.status >= 300) error = `The receiver answered ${res.status}.`;
-      } catch (err) {
-        // Our own words only: the receiver's text never reaches the job.
-        error =
-          err instanceof AppError
-            ? err.message
-            : err instanceof FetchError && err.kind === 'timeout'
-              ? 'The receiver did not answer in time.'
-              : `The receiver could not be reached${err instanceof FetchError ? `: ${failureReason(err)}` : ''}.`;
-      }
-    }
+    else
+      ({ statusCode, error } = await sendSignedWebhook(this.deps.client, {
+        url,
+        eventId: message.eventId,
+        timestamp,
+        payload,
+        secret,
+        timeoutMs: this.deps.timeoutMs,
+      }));
     const durationMs = Date.now() - started;
     await this.deps
       .em()
@@ -183,8 +163,14 @@ export class WebhookService {
     if (error) throw new Error(error);
   }
 
-  /** Every attempt made for a job's events, oldest first. */
-  async attempts(jobId: string): Promise<WebhookAttempt[]> {
+  /** The attempts made for a job's events, oldest first, when the caller may see them (webhookPolicy.seesAttempts); else none. */
+  async attemptsOf(principal: Principal, job: Pick<Job, 'id' | 'accountId' | 'input'>): Promise<WebhookAttempt[]> {
+    if (typeof job.input.webhookUrl !== 'string' || !webhookPolicy.seesAttempts(principal, job.accountId)) return [];
+    return this.attempts(job.id);
+  }
+
+  /** Every attempt made for a job's events, oldest first (the delivery's own count). */
+  private async attempts(jobId: string): Promise<WebhookAttempt[]> {
     const rows = await this.deps.em().getConnection().execute<AttemptRow[]>(`${ATTEMPT_SELECT} where w.job_id = ? order by w.id`, [jobId]);
     return rows.map(toAttempt);
   }
@@ -194,7 +180,7 @@ export class WebhookService {
    * `onlyAccount`, only that account's jobs' attempts are read.
    */
   async attemptsForJobs(principal: Principal, jobIds: readonly string[]): Promise<Map<string, WebhookAttempt[]>> {
-    const onlyAccount = readableAccount(principal);
+    const onlyAccount = webhookPolicy.readMany(principal);
     const byJob = new Map<string, WebhookAttempt[]>();
     const wanted = jobIds.filter(isUuid);
     if (!wanted.length) return byJob;

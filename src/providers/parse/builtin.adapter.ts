@@ -8,7 +8,16 @@ import { buildMedia, chooseItems, type ItemSource, type PictureSource } from './
 import { ManifestError, manifestKind, readDash, readHls, type ManifestReading } from './manifest.reader.js';
 import { applyProbe, type MediaProber } from './media-prober.js';
 import { extractPage } from './page-extractor.js';
-import type { CoverImage, MediaFormat, MediaMetadata, ParseProvider, ParseQuality, ParseRequest, ParseResult } from './parse.types.js';
+import type {
+  CoverImage,
+  MediaFormat,
+  MediaMetadata,
+  ParseMode,
+  ParseProvider,
+  ParseQuality,
+  ParseRequest,
+  ParseResult,
+} from './parse.types.js';
 
 export interface BuiltinOptions {
   client: GuardedHttpClient;
@@ -38,6 +47,8 @@ interface Offer {
   /** A manifest URL's own text, already read by the first GET. */
   manifestText: { url: string; text: string } | null;
   direct: boolean;
+  /** The page named its media only in AMP players, links or embedded JSON: it is used once read. */
+  hidden: boolean;
 }
 
 /**
@@ -54,9 +65,18 @@ export class BuiltinParseProvider implements ParseProvider {
   async parse(request: ParseRequest): Promise<ParseResult> {
     const { signal, mode, quality, accountId } = request;
     const offer = await this.offer(request);
-    await this.expandManifests(offer, signal);
-    if (!offer.sources.length) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
     const probed = new Set<string>();
+    if (offer.hidden) offer.sources = await this.readHidden(offer.sources, mode, signal, probed, accountId);
+    try {
+      await this.expandManifests(offer, signal);
+    } catch (err) {
+      // A hidden link to a manifest that cannot be read was a guess, not media the page declared.
+      if (!offer.hidden || !(err instanceof ProviderError) || signal.aborted) throw err;
+      throw new ProviderError(this.name, 'no_media', 'The page names media only in links or scripts, and its manifest cannot be read.', {
+        cause: err,
+      });
+    }
+    if (!offer.sources.length) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
     if (mode === 'mute') await this.findSound(offer.sources, quality, signal, probed, accountId, 'silent');
     // No audio-only format and no separate track: a video known to have sound is what the audio can be taken from.
     if (mode === 'audio') await this.findSound(offer.sources, quality, signal, probed, accountId, 'sound');
@@ -108,6 +128,7 @@ export class BuiltinParseProvider implements ParseProvider {
         },
         manifestText: isManifest(direct) ? { url: direct.url, text: this.manifestText(page.body) } : null,
         direct: true,
+        hidden: false,
       };
     }
     const contentType = page.headers['content-type'] ?? '';
@@ -133,6 +154,7 @@ export class BuiltinParseProvider implements ParseProvider {
         },
         manifestText: { url: page.url, text: this.manifestText(page.body) },
         direct: true,
+        hidden: false,
       };
     }
     if (!/html|xml/i.test(contentType) && contentType !== '') {
@@ -146,6 +168,7 @@ export class BuiltinParseProvider implements ParseProvider {
       metadata: extracted.metadata,
       manifestText: null,
       direct: false,
+      hidden: extracted.hidden,
     };
   }
 
@@ -229,6 +252,57 @@ export class BuiltinParseProvider implements ParseProvider {
       if (!origins.has(origin)) origins.set(origin, f.url);
     }
     for (const url of origins.values()) await this.options.client.checkUrl(url);
+  }
+
+  /**
+   * Media a page names only in AMP players, links or embedded JSON is used once read as video or
+   * audio (text served as .mp4, a private address, a dead link is not): the first item with a
+   * format that reads so is the page's media, its formats that read so its renditions (the page's
+   * other links are other episodes, related clips, ads). Manifests are read by expandManifests,
+   * which drops what is none. At most `maxProbes` reads per parse, however many links the page has.
+   */
+  private async readHidden(
+    sources: ItemSource[],
+    mode: ParseMode,
+    signal: AbortSignal,
+    probed: Set<string>,
+    accountId: string,
+  ): Promise<ItemSource[]> {
+    let left = this.options.maxProbes;
+    // Asked for audio, a page's audio (an AMP story's background track) comes before its videos.
+    const isAudio = (s: ItemSource) => s.formats.some((f) => f.kind === 'audio');
+    const ordered = mode === 'audio' ? [...sources.filter(isAudio), ...sources.filter((s) => !isAudio(s))] : sources;
+    for (const source of ordered) {
+      const tried = source.formats.slice(0, left);
+      left -= tried.length;
+      const media = await Promise.all(tried.map((f) => this.readsAsMedia(f, signal, accountId)));
+      tried.forEach((f) => probed.add(f.url));
+      const formats = tried.filter((_, i) => media[i]);
+      if (formats.length) return [{ ...source, formats }];
+      if (left <= 0) break;
+    }
+    throw new ProviderError(
+      this.name,
+      'no_media',
+      'The page names media only in links, scripts or AMP tags, and none of what was read is video or audio.',
+    );
+  }
+
+  /** Whether a hidden format is media: a file read as video or audio (its facts kept), a manifest at an address the gateway may fetch. */
+  private async readsAsMedia(format: MediaFormat, signal: AbortSignal, accountId: string): Promise<boolean> {
+    if (isManifest(format)) {
+      try {
+        await this.options.client.checkUrl(format.url);
+        return true;
+      } catch (err) {
+        if (err instanceof AppError) return false;
+        throw err;
+      }
+    }
+    const facts = await this.options.prober.probe(format, signal, accountId);
+    if (!facts || !(facts.hasVideo || facts.hasAudio)) return false;
+    applyProbe(format, facts);
+    return true;
   }
 
   /**

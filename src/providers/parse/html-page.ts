@@ -29,6 +29,11 @@ export class HtmlPage {
     return this.ordered.filter((el) => tags.includes(el.name));
   }
 
+  /** Every element, in document order. */
+  all(): readonly Element[] {
+    return this.ordered;
+  }
+
   /** The first element with this tag name, or null. */
   first(tag: string): Element | null {
     return this.ordered.find((el) => el.name === tag) ?? null;

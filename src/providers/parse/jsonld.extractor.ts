@@ -139,8 +139,8 @@ function parseBlock(text: string): unknown {
   // Old templates wrap the block in an HTML comment or a CDATA section for ancient browsers.
   const cleaned = text
     .trim()
-    .replace(/^(?:<!--|(?:\/\/\s*)?<!\[CDATA\[)/, '')
-    .replace(/(?:-->|(?:\/\/\s*)?\]\]>)$/, '');
+    .replace(/^(?:<!--|(?:\/\/\s*|\/\*\s*)?<!\[CDATA\[(?:\s*\*\/)?)/, '')
+    .replace(/(?:-->|(?:\/\/\s*|\/\*\s*)?\]\]>(?:\s*\*\/)?)$/, '');
   try {
     return JSON.parse(cleaned);
   } catch {

@@ -1,14 +1,8 @@
 import { attr, closest, descendants, HtmlPage, text } from './html-page.js';
+import { extractHidden } from './hidden-media.extractor.js';
 import { extractJsonLd, type JsonLdMedia } from './jsonld.extractor.js';
-import {
-  extensionOf,
-  heightHint,
-  isGenericType,
-  isPlayerType,
-  mediaTypeOfExtension,
-  mediaTypeOfMime,
-  type MediaType,
-} from './media-types.js';
+import type { Candidate } from './media-candidate.js';
+import { extensionOf, heightHint, isGenericType, isPlayerType, mediaTypeOfExtension, mediaTypeOfMime } from './media-types.js';
 import { positiveInt, readMetaTags, type MetaTags } from './meta-tags.extractor.js';
 import { codecsOfType, streamsOfCodecs } from './codecs.js';
 import { mediaFormat, type CoverImage, type MediaFormat, type MediaMetadata } from './parse.types.js';
@@ -37,24 +31,11 @@ export interface ExtractedPage {
   /** Covers and thumbnails, best first. */
   images: CoverImage[];
   metadata: MediaMetadata;
-}
-
-/** One place on the page that names a media URL, with what the page says about it. */
-interface Candidate {
-  url: string | null | undefined;
-  /** The kind the context implies (og:audio, AudioObject, <audio>); a declared MIME type overrules it. */
-  kind: 'video' | 'audio';
-  type?: string | null;
-  width?: number | null;
-  height?: number | null;
-  /** A quality label such as "720p" (the `size`, `res` or `label` attribute of <source>). */
-  label?: string | null;
-  /** A container named without a MIME type (JSON-LD encodingFormat "mp4"); it outranks the URL's extension. */
-  declared?: MediaType | null;
-  /** og:video without a type is usually an embed page, so it counts only with a media type or extension. */
-  needsEvidence?: boolean;
-  /** Which media of the page it belongs to: one <video> element, one JSON-LD object, one Open Graph stem. */
-  group: string;
+  /**
+   * Whether the formats were found only where pages hide media (AMP players, download links,
+   * JSON in scripts and data- attributes): each must be read and found to be media before use.
+   */
+  hidden: boolean;
 }
 
 /** The absolute http(s) form of a URL written on the page, or null (javascript:, data:, garbage). */
@@ -280,6 +261,18 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
     }
   });
 
+  // Media the page names only in AMP players, links or embedded JSON counts when it declares none.
+  const hidden = formats.size === 0;
+  if (hidden) {
+    const found = extractHidden(page);
+    for (const c of found.candidates) addFormat(c);
+    for (const [group, title] of found.titles) groups.titles.set(group, title);
+    for (const [group, poster] of found.posters) {
+      const image = addImage(poster);
+      if (image) groups.covers.set(group, image);
+    }
+  }
+
   // Renditions of one media spread over several declarations (og:video and a <video> naming the same file under another path).
   const byStem = new Map<string, string>();
   for (const [url, group] of formatGroup) {
@@ -307,6 +300,7 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
     pictures,
     images: [...images.values()],
     metadata: metadataOf(page, meta, ld.media[0], pageUrl),
+    hidden: hidden && items.length > 0,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Notifications } from '../../db/notifications.js';
-import type { LedgerService } from '../credits/ledger.service.js';
+import type { TaskLedger } from './task-ledger.js';
 
 const FINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELED']);
 
@@ -9,7 +9,7 @@ const FINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELED']);
  * reconnects (a notification may have been missed) and, as a backstop, now and then. Returns the
  * function that stops watching.
  */
-export function watchForCancel(jobId: string, deps: { ledger: LedgerService; notifications: Notifications }, stop: () => void): () => void {
+export function watchForCancel(jobId: string, deps: { ledger: TaskLedger; notifications: Notifications }, stop: () => void): () => void {
   const { ledger, notifications } = deps;
   const recheck = () =>
     void ledger.status(jobId).then(

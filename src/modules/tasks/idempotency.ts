@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
-import type { JobOperation } from './job.entity.js';
+import type { JobOperation } from '../jobs/job.entity.js';
 import type { Idempotency } from './task-replay.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;

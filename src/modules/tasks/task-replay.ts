@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { failpoint } from '../../failpoints.js';
-import type { LedgerService } from '../credits/ledger.service.js';
+import type { TaskLedger } from './task-ledger.js';
 
 export interface TaskOutcome<R> {
   jobId: string;
@@ -23,7 +23,7 @@ export interface Idempotency {
  * The stored answer of the first request; 409 IDEMPOTENCY_KEY_IN_USE while its task runs; 422
  * IDEMPOTENCY_KEY_REUSED when the key came with another request. Null: the key is new.
  */
-export async function replayOf<R>(ledger: LedgerService, accountId: string, idempotency: Idempotency): Promise<TaskOutcome<R> | null> {
+export async function replayOf<R>(ledger: TaskLedger, accountId: string, idempotency: Idempotency): Promise<TaskOutcome<R> | null> {
   const found = await ledger.findByIdempotencyKey(accountId, idempotency.key);
   failpoint('task.afterReplayLookup');
   if (!found) return null;
@@ -41,7 +41,7 @@ export async function replayOf<R>(ledger: LedgerService, accountId: string, idem
 
 /** A queued job's key seen before: that job, whatever its state (422 when the key came with another request). Null: the key is new. */
 export async function queuedTwinOf(
-  ledger: LedgerService,
+  ledger: TaskLedger,
   accountId: string,
   idempotency: Idempotency | null | undefined,
 ): Promise<{ jobId: string; replayed: true } | null> {

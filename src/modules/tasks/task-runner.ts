@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pRetry from 'p-retry';
 import { databaseUnavailable } from '../../db/outage.js';
 import { AppError } from '../../errors.js';
-import type { LedgerService, OpenJobInput, Settlement } from '../credits/ledger.service.js';
+import type { OpenJobInput, Settlement, TaskLedger } from './task-ledger.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { currentRequestId } from '../../request-scope.js';
 import type { Notifications } from '../../db/notifications.js';
@@ -11,8 +11,8 @@ import { watchForCancel } from './cancel-watch.js';
 import { HandedBack, canceledByCaller, isUniqueViolation, stopping, toAppError, untilAborted } from './task-errors.js';
 import { queuedTwinOf, replayOf, type Idempotency, type TaskOutcome } from './task-replay.js';
 
-import type { JobOperation } from './job.entity.js';
-import type { QueuedRun } from './job-queue.js';
+import type { JobOperation } from '../jobs/job.entity.js';
+import type { QueuedRun } from '../jobs/job-queue.js';
 
 export interface TaskContext {
   jobId: string;
@@ -59,7 +59,7 @@ export class TaskRunner {
   private readonly queued = new Set<string>();
   /** Set once the process stops past its grace period: work that starts after it is interrupted at once. */
   private interrupted = false;
-  private readonly ledger: LedgerService;
+  private readonly ledger: TaskLedger;
   private readonly log: TaskLog;
   private readonly observe: TaskObserver;
   /** How a queued job's worker hears that it was canceled elsewhere. */
@@ -68,7 +68,7 @@ export class TaskRunner {
   private readonly onEnded: JobEndListener;
 
   constructor(deps: {
-    ledger: LedgerService;
+    ledger: TaskLedger;
     log: TaskLog;
     notifications: Notifications;
     observe?: TaskObserver;
