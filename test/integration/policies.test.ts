@@ -165,6 +165,9 @@ const SYSTEM_METHODS: Partial<Record<ServiceName, Record<string, string>>> = {
     sweep: "the sweeper: fails jobs past their deadline, whoever's they are",
     interruptRunning: 'the process stopping',
   },
+  streams: {
+    open: 'a stream URL: the sealed token is the credential; the parse’s key (not revoked) and membership are checked again at each open',
+  },
   jobUpdates: {
     watch: 'called by the jobUpdated subscription with the caller’s own account: a job of another account is NOT_FOUND',
   },
