@@ -54,3 +54,23 @@ export async function fetchStream(
   const bytes = Buffer.from(await res.arrayBuffer());
   return { status: res.status, headers: Object.fromEntries(res.headers.entries()), bytes };
 }
+
+/** The MD5 of each video packet of a file, in order: equal lists mean the same bitstream, copied and not re-encoded. */
+export function videoPacketHashes(bytes: Buffer, ext = 'mp4'): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'mediagate-stream-'));
+  try {
+    const path = join(dir, `media.${ext}`);
+    writeFileSync(path, bytes);
+    const out = execFileSync(
+      process.env.FFMPEG_PATH ?? 'ffmpeg',
+      ['-v', 'error', '-i', path, '-map', '0:v:0', '-c', 'copy', '-bsf:v', 'h264_mp4toannexb', '-f', 'framemd5', '-'],
+      { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    );
+    return out
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => l.split(',').pop()!.trim());
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
