@@ -30,12 +30,15 @@ const LOST_SEGMENT =
   /Failed to open segment|Failed to reload playlist|Unable to open key file|Error when loading first segment|HTTP error \d+|Server returned \d/i;
 
 const STDERR_TAIL = 4000;
+
+/** A read that waits longer than this for the network fails (µs): a stalled source cuts its stream instead of holding an ffmpeg slot. */
+const READ_TIMEOUT = ['-rw_timeout', String(30_000_000)];
 const RELAY_URL = /^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}$/;
 
 function inputArgs(input: StreamInput): string[] {
   if ('relayUrl' in input) {
     if (!RELAY_URL.test(input.relayUrl)) throw new Error('only the loopback relay may be read over HTTP');
-    return ['-protocol_whitelist', 'http,tcp', '-format_whitelist', FORMAT_WHITELIST, '-i', input.relayUrl];
+    return ['-protocol_whitelist', 'http,tcp', '-format_whitelist', FORMAT_WHITELIST, ...READ_TIMEOUT, '-i', input.relayUrl];
   }
   const { 'user-agent': userAgent, ...rest } = input.headers;
   const headers = Object.entries(rest)
@@ -50,6 +53,7 @@ function inputArgs(input: StreamInput): string[] {
     `${FORMAT_WHITELIST},hls,dash,webvtt`,
     '-http_proxy',
     input.proxyUrl,
+    ...READ_TIMEOUT,
     ...(headers ? ['-headers', headers] : []),
     ...(userAgent ? ['-user_agent', userAgent] : []),
     '-i',
