@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { Config } from '../../config.js';
-import { AppError } from '../../errors.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import type { CircuitBreakers } from '../../providers/circuit-breakers.js';
 import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
