@@ -128,7 +128,13 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
     sessions,
     ledger,
     jobs: new JobService(jobRows, runner, ledger),
-    jobUpdates: new JobUpdates(jobRows, notifications),
+    jobUpdates: new JobUpdates(jobRows, notifications, config.subscriptionsPerAccount, {
+      read: () => metrics.jobWatchReads.inc(),
+      watching: ({ jobs, subscribers }) => {
+        metrics.jobWatchers.set(jobs);
+        metrics.jobSubscribers.set(subscribers);
+      },
+    }),
     notifications,
     creditHistory: new CreditHistoryService(
       new CreditHistoryRepository(readEm),
