@@ -40,6 +40,8 @@ export function testClient(
     connectionParams,
     retryAttempts: 0,
     lazy: false,
+    // The close is kept in `closes`; graphql-ws would also print it on the console.
+    onNonLazyError: () => undefined,
     on: { closed: (event) => void closes.push((event as { code: number }).code) },
   });
   return { client, closes, dispose: () => Promise.resolve(client.dispose()) };

@@ -87,8 +87,8 @@ interface KeyRow {
 }
 
 export class ApiKeyService {
-  /** Lookups under way, so that a burst of requests with one uncached key reads it once. */
-  private readonly lookups = new Map<string, Promise<KeyRecord | null>>();
+  /** Lookups under way, so that a burst of requests with one uncached key reads it once (with the cache's mark when each began). */
+  private readonly lookups = new Map<string, { mark: number; record: Promise<KeyRecord | null> }>();
   /** Keys whose last_used_at is due, and the timer that writes them. */
   private readonly used = new Set<string>();
   private touchTimer: NodeJS.Timeout | null = null;
@@ -218,12 +218,13 @@ export class ApiKeyService {
   }
 
   private lookup(publicId: string): Promise<KeyRecord | null> {
-    let pending = this.lookups.get(publicId);
-    if (!pending) {
-      pending = this.read(publicId).finally(() => this.lookups.delete(publicId));
-      this.lookups.set(publicId, pending);
-    }
-    return pending;
+    const pending = this.lookups.get(publicId);
+    // A lookup that began before a change was notified may have read the key as it was: not joined.
+    if (pending && pending.mark === this.cache.mark()) return pending.record;
+    const started = { mark: this.cache.mark(), record: this.read(publicId) };
+    started.record = started.record.finally(() => this.lookups.get(publicId) === started && this.lookups.delete(publicId));
+    this.lookups.set(publicId, started);
+    return started.record;
   }
 
   private async read(publicId: string): Promise<KeyRecord | null> {
