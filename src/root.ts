@@ -84,7 +84,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
     batchWindowMs: config.ledgerBatchWindowMs,
     onKeyRevoked: (apiKeyId) => keyCache.forget({ apiKeyId }),
   });
-  const apiKeys = new ApiKeyService(em, config.apiKeyPepper, hot, keyCache);
+  const apiKeys = new ApiKeyService(em, config.apiKeyPepper, hot, keyCache, config.apiKeysPerAccount);
   const accounts = new AccountService(em, ledger, readEm);
   // One verifier for Bearer tokens and the account page's exchange: one key cache, one discovery.
   const oidc = config.oidc ? new OidcVerifier(config.oidc, log.child({ component: 'oidc' })) : null;

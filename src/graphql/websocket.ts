@@ -159,6 +159,8 @@ export function registerSubscriptions(
         }
         const counted = await limits.byCaller(principal.apiKeyId ?? principal.accountId);
         if (counted.refused) return [errorOf(counted.refused)];
+        const byAccount = await limits.byAccount(principal.accountId);
+        if (byAccount.refused) return [errorOf(byAccount.refused)];
         if (running > MAX_SUBSCRIPTIONS_PER_SOCKET) {
           return [
             errorOf(
