@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
+import { startFakeIssuer } from '../fakes/oidc.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness, TEST_PEPPER, type TestResponse } from '../support/harness.js';
 import { TEST_DATABASES } from '../support/test-database.js';
@@ -217,6 +218,34 @@ describe.each(TEST_DATABASES)('sockets follow their credentials (%s database)', 
     } finally {
       await Promise.all(clients.splice(0).map((c) => c.dispose()));
       await other.close();
+    }
+  });
+});
+
+describe('a socket signed in with an OpenID Connect token', () => {
+  it('is closed 4401 at the token’s expiry', async () => {
+    const idp = await startFakeIssuer();
+    const h = await createHarness({ OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: 'mediagate-web' });
+    let signed: TestClient | null = null;
+    try {
+      const exp = Math.floor(Date.now() / 1000) + 3;
+      const token = await idp.sign({ sub: 'socket-1', name: 'Ole' }, { expiresIn: exp });
+      const c = testClient(h, { Authorization: `Bearer ${token}` });
+      signed = c;
+      // Signed in: a subscription to an unknown job is answered (NOT_FOUND), the socket stays.
+      const sub = follow(c, `subscription { jobUpdated(id: "00000000-0000-4000-8000-000000000000") { id } }`, {});
+      await until('the answer', () => sub.end);
+      expect(sub.end).toEqual({ codes: ['NOT_FOUND'], messages: ['No such job.'] });
+      await until('the close at the expiry', () => c.closes.length > 0, 10_000);
+      const late = Date.now() - exp * 1000;
+      expect(c.closes).toEqual([4401]);
+      process.stdout.write(`[socket-credentials] OpenID Connect token: socket closed ${late} ms after its exp\n`);
+      expect(late).toBeGreaterThanOrEqual(-50);
+      expect(late).toBeLessThan(1500);
+    } finally {
+      await signed?.dispose();
+      await h.close();
+      await idp.close();
     }
   });
 });
