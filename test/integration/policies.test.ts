@@ -98,6 +98,17 @@ const CALLER_METHODS: Partial<Record<ServiceName, Record<string, CallerMethod>>>
     many: { scopes: ['read'], subject: true, call: (s, p) => s.jobs.many(p, [a.jobId]), filtered: empty },
     cancel: { scopes: ['transcribe'], subject: true, call: (s, p) => s.jobs.cancel(p, a.jobId) },
   },
+  jobUpdates: {
+    watch: {
+      scopes: ['read'],
+      subject: true,
+      call: async (s, p) => {
+        const watch = await s.jobUpdates.watch(p, a.jobId);
+        await watch.return?.();
+        return watch;
+      },
+    },
+  },
   creditHistory: {
     list: { scopes: ['read'], subject: true, call: (s, p) => s.creditHistory.list(p, { accountId: a.accountId }) },
     exportCsv: { scopes: ['read'], subject: true, call: (s, p) => s.creditHistory.exportCsv(p, { accountId: a.accountId }) },
@@ -164,9 +175,6 @@ const SYSTEM_METHODS: Partial<Record<ServiceName, Record<string, string>>> = {
   jobs: {
     sweep: "the sweeper: fails jobs past their deadline, whoever's they are",
     interruptRunning: 'the process stopping',
-  },
-  jobUpdates: {
-    watch: 'called by the jobUpdated subscription with the caller’s own account: a job of another account is NOT_FOUND',
   },
   transcription: {
     price: 'a price list: reads nothing',
