@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
+import { checkAgainstOpenApi } from './openapi-check.js';
 import { prepareConfig } from '../../src/local-config.js';
 import { notificationsOf, type Notifications } from '../../src/db/notifications.js';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
@@ -115,6 +116,8 @@ export async function createHarness(
   ): Promise<TestResponse> => {
     const res = await fetch(base + path, { method, headers: opts.headers, body: opts.body });
     const body = await res.text();
+    // Every success body of the REST door is held to the served OpenAPI document.
+    await checkAgainstOpenApi(base, { method, path, status: res.status, contentType: res.headers.get('content-type'), body });
     return { statusCode: res.status, headers: Object.fromEntries(res.headers.entries()), body, json: () => JSON.parse(body) };
   };
 

@@ -18,6 +18,7 @@ import { idempotencyFor } from '../tasks/idempotency.js';
 import { successBody } from '../jobs/job.result.js';
 import type { TaskRunner } from '../tasks/task-runner.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
+import type { ParseResponseBody } from '../../types/contract/parse.js';
 
 /** The parse request as the contract spells it. */
 export const parseInputSchema = z.strictObject({
@@ -28,16 +29,8 @@ export const parseInputSchema = z.strictObject({
 
 /** Members get the advanced formats. */
 
-/** The success body of a parse, on both doors. */
-export interface ParseResponse extends ParseResult {
-  id: string;
-  status: 'SUCCEEDED';
-  url: string;
-  mode: ParseMode;
-  quality: ParseQuality;
-  provider: string;
-  credits: { charged: number; balance: number };
-}
+/** The success body of a parse, on both doors: the contract's. */
+export type ParseResponse = ParseResponseBody;
 
 export class ParseService {
   constructor(
