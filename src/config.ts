@@ -466,6 +466,30 @@ const envSchema = z.object({
     .describe(
       'Requests per minute per client address (every request and WebSocket upgrade, before authentication); over it: `429` with `Retry-After`.',
     ),
+  RATE_LIMIT_ACCOUNT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(600)
+    .describe(
+      'Requests per minute per account, whatever the credential (all its API keys together, its account-area sessions, OpenID Connect tokens; on the WebSocket, each subscribe), counted beside the per-key limit; over it: `429` with `Retry-After` and `RateLimit` headers.',
+    ),
+  API_KEYS_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(50)
+    .describe(
+      'Live (unrevoked) API keys one account may hold; creating one more (GraphQL `createApiKey`, `mediagate key create`) is refused `403 FORBIDDEN` until one is revoked.',
+    ),
+  SUBSCRIPTIONS_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(50)
+    .describe(
+      'GraphQL subscriptions (`jobUpdated`) one account may run at once on one instance, over all its sockets; one more is refused `RATE_LIMITED` until one ends.',
+    ),
   TRUST_PROXY: proxyTrust.optional().meta({
     description:
       'Proxies whose `X-Forwarded-For` names the client (for the per-address limit): a hop count (`1`: the nearest proxy), or their addresses and CIDR ranges separated by commas (`10.0.0.0/8,192.0.2.7`; also `loopback`, `linklocal`, `uniquelocal`). A hop count believes whoever connects: use it only when nothing reaches the gateway but through the proxies; prefer addresses.',
@@ -809,7 +833,13 @@ function settingsOf(e: Env, given: (name: Variable) => boolean) {
     ffprobePath: e.FFPROBE_PATH,
     pocketsphinxPath: e.POCKETSPHINX_PATH,
     ytdlpPath: e.YTDLP_PATH,
-    rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_MINUTE, perIpPerMinute: e.RATE_LIMIT_IP_PER_MINUTE },
+    rateLimits: {
+      perKeyPerMinute: e.RATE_LIMIT_PER_MINUTE,
+      perIpPerMinute: e.RATE_LIMIT_IP_PER_MINUTE,
+      perAccountPerMinute: e.RATE_LIMIT_ACCOUNT_PER_MINUTE,
+    },
+    apiKeysPerAccount: e.API_KEYS_PER_ACCOUNT,
+    subscriptionsPerAccount: e.SUBSCRIPTIONS_PER_ACCOUNT,
     /** Which proxies name the client in X-Forwarded-For (null: none; the connection's peer is the client). */
     trustProxy: e.TRUST_PROXY ?? null,
     redisUrl: e.REDIS_URL ?? null,

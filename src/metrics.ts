@@ -88,6 +88,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly jobWatchReads = new Counter({
+    name: 'mediagate_job_watch_reads_total',
+    help: 'Reads of a job row made for jobUpdated subscriptions: one per change of a watched job, however many follow it',
+    registers: [this.registry],
+  });
+
+  readonly jobWatchers = new Gauge({
+    name: 'mediagate_job_watchers',
+    help: 'Jobs watched now for jobUpdated subscriptions (one watcher per job per process)',
+    registers: [this.registry],
+  });
+
+  readonly jobSubscribers = new Gauge({
+    name: 'mediagate_job_subscriptions',
+    help: 'jobUpdated subscriptions running now in this process (at most SUBSCRIPTIONS_PER_ACCOUNT per account)',
+    registers: [this.registry],
+  });
+
   /** What the probe budget holds now. */
   probeBudget(state: { bytes: number; peakBytes: number; probes: number; ffprobes: number }): void {
     this.probeMemory.set(state.bytes);

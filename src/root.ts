@@ -90,7 +90,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
     batchWindowMs: config.ledgerBatchWindowMs,
     onKeyRevoked: (apiKeyId) => keyCache.forget({ apiKeyId }),
   });
-  const apiKeys = new ApiKeyService(em, config.apiKeyPepper, hot, keyCache);
+  const apiKeys = new ApiKeyService(em, config.apiKeyPepper, hot, keyCache, config.apiKeysPerAccount);
   const accounts = new AccountService(em, ledger, readEm);
   // One verifier for Bearer tokens and the account page's exchange: one key cache, one discovery.
   const oidc = config.oidc ? new OidcVerifier(config.oidc, log.child({ component: 'oidc' })) : null;
@@ -137,7 +137,13 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
     ledger,
     tasks,
     jobs: new JobService(jobRows, runner, tasks),
-    jobUpdates: new JobUpdates(jobRows, notifications),
+    jobUpdates: new JobUpdates(jobRows, notifications, config.subscriptionsPerAccount, {
+      read: () => metrics.jobWatchReads.inc(),
+      watching: ({ jobs, subscribers }) => {
+        metrics.jobWatchers.set(jobs);
+        metrics.jobSubscribers.set(subscribers);
+      },
+    }),
     notifications,
     creditHistory: new CreditHistoryService(
       new CreditHistoryRepository(readEm),

@@ -13,6 +13,7 @@ import { Migration20261124000000_notify } from './migrations/Migration2026112400
 import { Migration20261125000000_cursor_precision } from './migrations/Migration20261125000000_cursor_precision.js';
 import { Migration20261126000000_history_by_task } from './migrations/Migration20261126000000_history_by_task.js';
 import { Migration20261126043000_session_id_token } from './migrations/Migration20261126043000_session_id_token.js';
+import { Migration20261127000000_session_notify } from './migrations/Migration20261127000000_session_notify.js';
 import { Migration20261128000000_streamed_bytes } from './migrations/Migration20261128000000_streamed_bytes.js';
 
 export const MIGRATIONS = [
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   Migration20261125000000_cursor_precision,
   Migration20261126000000_history_by_task,
   Migration20261126043000_session_id_token,
+  Migration20261127000000_session_notify,
   Migration20261128000000_streamed_bytes,
 ];
 

@@ -1,14 +1,16 @@
 import createSubscriber from 'pg-listen';
 
-/** The channels the database notifies on (triggers in Migration20261124000000_notify), and what each carries. */
+/** The channels the database notifies on (triggers in Migration20261124000000_notify and Migration20261127000000_session_notify), and what each carries. */
 export interface ChannelPayloads {
   /** A transcription was opened, or its status or progress changed (parses are not notified). */
   mediagate_job: { id: string; accountId: string; status: string };
   /** A key (apiKeyId), a membership, or an account's roles or sign-in subject changed. */
   mediagate_auth: { apiKeyId?: string; accountId: string };
+  /** An account-area session ended (its row id, never its secret): logout, a new sign-in, a revocation. */
+  mediagate_session: { id: string; accountId: string };
 }
 export type Channel = keyof ChannelPayloads;
-export const CHANNELS: readonly Channel[] = ['mediagate_job', 'mediagate_auth'];
+export const CHANNELS: readonly Channel[] = ['mediagate_job', 'mediagate_auth', 'mediagate_session'];
 
 /** A database that hands over its NOTIFYs itself (the embedded one: see startEmbedded). */
 export interface NotificationSource {

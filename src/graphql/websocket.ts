@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { getOperationAST, GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
-import { CloseCode, type Context } from 'graphql-ws';
+import type { Context } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
 import { AppError, isAppError } from '../errors.js';
 import type { Principal } from '../modules/api-keys/api-key.service.js';
 import { authenticate, type Credentials } from '../http/authenticate.js';
@@ -18,6 +18,7 @@ import type { Services } from '../modules/services.js';
 import { createGqlContext } from './context.js';
 import type { DocumentCache } from './documents.js';
 import type { TrustedDocuments } from './persisted-documents.js';
+import { SocketCredentials } from './socket-credentials.js';
 
 /** Where subscriptions are served. */
 const PATH = '/graphql';
@@ -32,8 +33,6 @@ export const MAX_SUBSCRIPTIONS_PER_SOCKET = 20;
 export const MAX_SOCKETS_PER_ADDRESS = 100;
 /** How long a new socket may take to send connection_init (graphql-ws's default, said here). */
 const CONNECTION_INIT_TIMEOUT_MS = 3000;
-/** WebSocket close reasons are at most 123 bytes. */
-const MAX_REASON_BYTES = 123;
 
 export interface SubscriptionsOptions {
   schema: GraphQLSchema;
@@ -50,14 +49,6 @@ export interface SubscriptionsOptions {
   trusted: TrustedDocuments;
 }
 
-/** Who a socket's connection_init proved to be, kept for every operation it sends. */
-interface Caller {
-  credentials: Credentials;
-  principal: Principal;
-  /** Their key, account or the notifications changed since: authenticate again before the next operation. */
-  stale: boolean;
-}
-
 /**
  * Subscriptions (jobUpdated) over the graphql-ws protocol at /graphql, with the HTTP door's limits:
  * - the upgrade takes a point of the client address's bucket (429 with Retry-After when none is
@@ -67,13 +58,14 @@ interface Caller {
  *   in the parameters (a WebSocket is not bound by the same-origin policy). Refused: 4401 (missing,
  *   unknown or revoked credentials) or 4403 (a cookie without its CSRF token), and nothing else
  *   is read; a socket that never sends it is closed after 3 s;
- * - each subscribe takes a point of the caller's bucket (the key, or a signed-in account), the
- *   same one HTTP requests take; then the operation limits (graphql-armor, tokens) apply;
+ * - each subscribe takes a point of the caller's bucket (the key, or a signed-in account) and of
+ *   its account's, the same ones HTTP requests take; then the operation limits (graphql-armor, tokens) apply;
  * - only subscriptions are served: queries and mutations are refused INVALID_INPUT, so they run
  *   over HTTP with its per-request limits, and nothing is spent over the socket;
  * - messages are at most MAX_MESSAGE_BYTES, subscriptions at most MAX_SUBSCRIPTIONS_PER_SOCKET.
- * The principal found at connect serves every operation; a change the database notifies about the
- * key or its account (a revocation) makes the next operation authenticate again.
+ * The principal found at connect serves every operation, and the socket lives no longer than its
+ * credential (SocketCredentials): a revoked key, an ended or expired session closes it with 4401, on
+ * every instance, and its subscriptions end with it.
  */
 export function registerSubscriptions(
   app: FastifyInstance,
@@ -81,19 +73,8 @@ export function registerSubscriptions(
 ): void {
   const { log } = services;
   const wsServer = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
-  const callers = new Map<WebSocket, Caller>();
+  const callers = new SocketCredentials(services);
   const openByAddress = new Map<string, number>();
-
-  const stopWatching = [
-    services.notifications.on('mediagate_auth', (change) => {
-      for (const caller of callers.values()) {
-        if (caller.principal.accountId === change.accountId || (change.apiKeyId && caller.principal.apiKeyId === change.apiKeyId))
-          caller.stale = true;
-      }
-    }),
-    // Notifications may have been missed while the listening connection was down.
-    services.notifications.onReconnect(() => callers.forEach((caller) => (caller.stale = true))),
-  ];
 
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     void upgrade(req, socket, head).catch((err: unknown) => {
@@ -139,19 +120,6 @@ export function registerSubscriptions(
     });
   }
 
-  /** Closes a socket whose credentials were refused: 4401 or 4403 as the contract's code says. */
-  const refuse = (socket: WebSocket, err: unknown) => {
-    if (isAppError(err) && (err.status === 401 || err.status === 403)) {
-      const reason = `${err.status === 401 ? 'Unauthorized' : 'Forbidden'}: ${err.message}`;
-      return socket.close(
-        err.status === 401 ? CloseCode.Unauthorized : CloseCode.Forbidden,
-        Buffer.byteLength(reason) <= MAX_REASON_BYTES ? reason : reason.split(':')[0],
-      );
-    }
-    log.error({ err }, 'authenticating a WebSocket failed');
-    socket.close(CloseCode.InternalServerError, 'Internal server error');
-  };
-
   const errorOf = (err: AppError) => new GraphQLError(err.message, { originalError: err });
   // A refusal of the whole operation carries its own code (the mapper would call it INVALID_INPUT: it has no path).
   const formatOne = (error: GraphQLError): GraphQLFormattedError =>
@@ -172,12 +140,11 @@ export function registerSubscriptions(
         try {
           const principal = await authenticate(services.auth, credentials);
           if (socket.readyState !== socket.OPEN) return false;
-          callers.set(socket, { credentials, principal, stale: false });
-          socket.once('close', () => callers.delete(socket));
+          callers.track(socket, credentials, principal);
           return true;
         } catch (err) {
           // Closed here with the code that fits; graphql-ws's own close (4403) then finds it closing.
-          refuse(socket, err);
+          callers.refuse(socket, err);
           return false;
         }
       },
@@ -185,20 +152,16 @@ export function registerSubscriptions(
         // Counted on arrival (this one among them), before any wait lets the next subscribe in.
         const running = Object.keys(ctx.subscriptions).length;
         const { socket } = ctx.extra;
-        const caller = callers.get(socket);
-        if (!caller) return [errorOf(new AppError('UNAUTHENTICATED'))];
-        if (caller.stale) {
-          try {
-            caller.principal = await authenticate(services.auth, caller.credentials);
-            caller.stale = false;
-          } catch (err) {
-            refuse(socket, err);
-            return [errorOf(isAppError(err) ? err : new AppError('INTERNAL_ERROR'))];
-          }
+        let principal: Principal;
+        try {
+          principal = await callers.current(socket);
+        } catch (err) {
+          return [errorOf(isAppError(err) ? err : new AppError('INTERNAL_ERROR'))];
         }
-        const { principal } = caller;
         const counted = await limits.byCaller(principal.apiKeyId ?? principal.accountId);
         if (counted.refused) return [errorOf(counted.refused)];
+        const byAccount = await limits.byAccount(principal.accountId);
+        if (byAccount.refused) return [errorOf(byAccount.refused)];
         if (running > MAX_SUBSCRIPTIONS_PER_SOCKET) {
           return [
             errorOf(
@@ -259,7 +222,7 @@ export function registerSubscriptions(
   // handshake is cut after a second.
   let disposed: Promise<void> = Promise.resolve();
   app.addHook('preClose', async () => {
-    stopWatching.forEach((stop) => stop());
+    callers.stop();
     const cut = setTimeout(() => wsServer.clients.forEach((client) => client.terminate()), 1000);
     disposed = Promise.resolve(cleanup.dispose())
       .catch((err: unknown) => services.log.warn({ err }, 'closing the subscriptions failed'))

@@ -5,10 +5,9 @@ import type { Duplex } from 'node:stream';
 import { databaseUnavailable } from '../db/outage.js';
 import { AppError, isAppError } from '../errors.js';
 
-/** The one REST error body: `{ error: { code, message, details?, requestId } }`. */
-export interface ErrorBody {
-  error: { code: string; message: string; details?: Record<string, unknown>; requestId: string };
-}
+/** The one REST error body: `{ error: { code, message, details?, requestId } }` (the contract's). */
+export type { ErrorBody } from '../types/contract/common.js';
+import type { ErrorBody } from '../types/contract/common.js';
 
 /** Fastify's own refusals, in the contract's words. */
 function fromFastify(err: FastifyError): AppError | null {

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { presentedKey, principalOf } from './credentials.js';
+import { presentedKey, principalOf, sessionIdFrom } from './credentials.js';
 import type { Authenticator } from '../modules/auth.js';
 
 /** Paths that are never limited: probes and metrics. */
@@ -19,12 +19,14 @@ export interface Count {
   refused: AppError | null;
 }
 
-/** The two buckets, shared by both doors (HTTP hooks here, the WebSocket door at its upgrade and each subscribe). */
+/** The buckets, shared by both doors (HTTP hooks here, the WebSocket door at its upgrade and each subscribe). */
 export interface RateLimits {
   /** One point of a client address's bucket: every request, before anything else. */
   byAddress(address: string): Promise<Count>;
   /** One point of an authenticated caller's bucket: an API key's id (or, on the WebSocket, a signed-in account's id). */
   byCaller(id: string): Promise<Count>;
+  /** One point of an account's bucket, whatever credential proved it: all its keys, sessions and OpenID Connect tokens together. */
+  byAccount(accountId: string): Promise<Count>;
   /**
    * A bucket of its own for a quota (`points` per `windowSeconds`, counted with the rate limits, where
    * nothing evicts them): each call takes `cost` points of an id's bucket.
@@ -36,11 +38,13 @@ export interface RateLimits {
 }
 
 /**
- * Two fixed-window limits per minute: per client address before anything else (req.ip: the
- * connection's peer, or the client named by trusted proxies, TRUST_PROXY), and per API key once the
+ * Three fixed-window limits per minute: per client address before anything else (req.ip: the
+ * connection's peer, or the client named by trusted proxies, TRUST_PROXY); per API key once the
  * key is proven (its secret checked), so that knowing a key's public id is not enough to use up its
- * budget; a request whose key fails counts against its address only. With REDIS_URL the counters
- * are shared by every instance; without it each process counts alone.
+ * budget; and per account once any credential is proven (a key, the account area's session, an
+ * OpenID Connect token), so that many keys or sign-ins do not multiply an account's budget. A request
+ * whose credential fails counts against its address only. With REDIS_URL the counters are shared by
+ * every instance; without it each process counts alone.
  */
 export function registerRateLimits(app: FastifyInstance, config: Config, auth: Authenticator): RateLimits {
   const redis = config.redisUrl
@@ -60,9 +64,11 @@ export function registerRateLimits(app: FastifyInstance, config: Config, auth: A
       : new RateLimiterMemory({ keyPrefix: prefix, points, duration });
   const byIp = make('ip', config.rateLimits.perIpPerMinute);
   const byKey = make('key', config.rateLimits.perKeyPerMinute);
+  const byAccount = make('account', config.rateLimits.perAccountPerMinute);
   const limits: RateLimits = {
     byAddress: (address) => take(byIp, address, config.rateLimits.perIpPerMinute),
     byCaller: (id) => take(byKey, id, config.rateLimits.perKeyPerMinute),
+    byAccount: (accountId) => take(byAccount, accountId, config.rateLimits.perAccountPerMinute),
     quota(prefix, points, windowSeconds) {
       const limiter = make(prefix, points, windowSeconds);
       return (id, cost) => take(limiter, id, points, cost, windowSeconds);
@@ -77,11 +83,26 @@ export function registerRateLimits(app: FastifyInstance, config: Config, auth: A
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     if (EXEMPT.has(req.url.split('?')[0])) return;
     answer(reply, await limits.byAddress(req.ip));
-    if (!presentedKey(req)) return;
-    // A key that fails is the handler's 401, from this same authentication.
+    if (!presentedKey(req) && !otherCredential(req)) return;
+    // A credential that fails is the handler's 401, from this same authentication.
     const principal = await principalOf(auth, req).catch(() => null);
-    if (principal?.apiKeyId) answer(reply, await limits.byCaller(principal.apiKeyId));
+    if (!principal) return;
+    if (principal.apiKeyId) answer(reply, await limits.byCaller(principal.apiKeyId));
+    answer(reply, await limits.byAccount(principal.accountId));
   });
+
+  /**
+   * A credential other than an API key that the doors will authenticate anyway (an OpenID Connect
+   * token, the account area's cookie): only on the doors, so the account page's own files and the
+   * stream URLs (which need no credential) cost no session lookup.
+   */
+  function otherCredential(req: FastifyRequest): boolean {
+    const path = req.url.split('?')[0];
+    if (!(path === '/graphql' || (path.startsWith('/api/') && !path.startsWith('/api/streams/')))) return false;
+    if (req.headers.authorization) return true;
+    const cookie = auth.sessionCookieName;
+    return !!cookie && !!sessionIdFrom(req.headers.cookie, cookie);
+  }
 
   return limits;
 }

@@ -1,5 +1,6 @@
-/** The parse request's `audioFormat`: `best` copies the source's codec into a container that fits it. */
-export const AUDIO_FORMATS = ['best', 'mp3', 'opus', 'm4a', 'wav'] as const;
+import type { AUDIO_FORMATS } from '../types/contract/parse.js';
+
+export { AUDIO_FORMATS } from '../types/contract/parse.js';
 export type AudioFormat = (typeof AUDIO_FORMATS)[number];
 
 /** What the gateway does to its sources on the way: nothing, take the sound out, leave the sound out, or join picture and sound. */

@@ -32,7 +32,8 @@ export class Authenticator {
       const identity = await this.oidc.verifier.verify(token).catch(() => {
         throw unauthenticated();
       });
-      return this.oidc.accounts.principalForOidc(identity);
+      const principal = await this.oidc.accounts.principalForOidc(identity);
+      return identity.expiresAt ? { ...principal, expiresAt: identity.expiresAt } : principal;
     }
     return this.apiKeys.authenticate(token);
   }

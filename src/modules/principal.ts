@@ -11,6 +11,10 @@ export interface Principal {
    * session cookie, or the operator's command line on the server (`mediagate account …`, `key …`).
    */
   via: 'api_key' | 'oidc' | 'session' | 'operator';
+  /** The account-area session's row id (never its secret), when a session cookie signed in. */
+  sessionId?: string;
+  /** When the credential stops working on its own: a session's end, an OpenID Connect token's `exp` (API keys do not expire). */
+  expiresAt?: Date;
 }
 
 /** What a key may do. A key gets every scope unless created with fewer. */

@@ -8,7 +8,19 @@ import { toJobBody } from '../modules/jobs/job.view.js';
 import { toSrt, toVtt } from '../modules/transcription/subtitles.js';
 import type { TranscriptSegment } from '../providers/transcription/transcription.types.js';
 import type { Services } from '../modules/services.js';
+import { jobBodySchema, parseResponseSchema, standaloneSchema, transcriptionResponseSchema } from '../types/contract/index.js';
 import { SUBTITLE_CONTENT_TYPES, negotiateFormat } from './subtitle-negotiation.js';
+
+/**
+ * The success bodies' schemas, from the contract: Fastify serializes each answer with them
+ * (fast-json-stringify: faster than JSON.stringify, and nothing undocumented leaves the gateway).
+ */
+const JOB = standaloneSchema(jobBodySchema);
+const RESPONSES = {
+  parse: { 200: standaloneSchema(parseResponseSchema) },
+  transcribe: { 200: standaloneSchema(transcriptionResponseSchema), 202: JOB },
+  job: { 200: JOB },
+};
 
 /** The contract's cap on REST bodies. */
 export const REST_BODY_LIMIT = 16 * 1024;
@@ -20,12 +32,12 @@ export const REST_BODY_LIMIT = 16 * 1024;
 export function registerRestRoutes(app: FastifyInstance, services: Services): void {
   const ctx = (req: FastifyRequest) => httpRequestContext(services.auth, req);
 
-  app.post('/api/parse', { bodyLimit: REST_BODY_LIMIT }, async (req) => {
+  app.post('/api/parse', { bodyLimit: REST_BODY_LIMIT, schema: { response: RESPONSES.parse } }, async (req) => {
     const principal = await ctx(req).principal();
     return services.parse.parse(principal, bodyObject(req.body), { idempotencyKey: idempotencyKey(req) });
   });
 
-  app.post('/api/transcribe', { bodyLimit: REST_BODY_LIMIT }, async (req, reply) => {
+  app.post('/api/transcribe', { bodyLimit: REST_BODY_LIMIT, schema: { response: RESPONSES.transcribe } }, async (req, reply) => {
     const principal = await ctx(req).principal();
     const format = negotiateFormat((req.query as Record<string, unknown>).format, req.headers.accept);
     if (parsePrefer(req.headers.prefer ?? []).respondAsync) {
@@ -39,13 +51,13 @@ export function registerRestRoutes(app: FastifyInstance, services: Services): vo
     return sendSubtitles(reply, format, result.segments);
   });
 
-  app.get<{ Params: { id: string } }>('/api/jobs/:id', async (req) => {
+  app.get<{ Params: { id: string } }>('/api/jobs/:id', { schema: { response: RESPONSES.job } }, async (req) => {
     const principal = await ctx(req).principal();
     return jobBody(services, principal, await services.jobs.forCaller(principal, req.params.id));
   });
 
   // cancelJob's door: the same service call, answered with the job as GET shows it.
-  app.post<{ Params: { id: string } }>('/api/jobs/:id/cancel', async (req) => {
+  app.post<{ Params: { id: string } }>('/api/jobs/:id/cancel', { schema: { response: RESPONSES.job } }, async (req) => {
     const principal = await ctx(req).principal();
     return jobBody(services, principal, await services.jobs.cancel(principal, req.params.id));
   });

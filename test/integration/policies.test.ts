@@ -98,6 +98,17 @@ const CALLER_METHODS: Partial<Record<ServiceName, Record<string, CallerMethod>>>
     many: { scopes: ['read'], subject: true, call: (s, p) => s.jobs.many(p, [a.jobId]), filtered: empty },
     cancel: { scopes: ['transcribe'], subject: true, call: (s, p) => s.jobs.cancel(p, a.jobId) },
   },
+  jobUpdates: {
+    watch: {
+      scopes: ['read'],
+      subject: true,
+      call: async (s, p) => {
+        const watch = await s.jobUpdates.watch(p, a.jobId);
+        await watch.return?.();
+        return watch;
+      },
+    },
+  },
   creditHistory: {
     list: { scopes: ['read'], subject: true, call: (s, p) => s.creditHistory.list(p, { accountId: a.accountId }) },
     exportCsv: { scopes: ['read'], subject: true, call: (s, p) => s.creditHistory.exportCsv(p, { accountId: a.accountId }) },
@@ -167,9 +178,6 @@ const SYSTEM_METHODS: Partial<Record<ServiceName, Record<string, string>>> = {
   },
   streams: {
     open: 'a stream URL: the sealed token is the credential; the parse’s key (not revoked) and membership are checked again at each open',
-  },
-  jobUpdates: {
-    watch: 'called by the jobUpdated subscription with the caller’s own account: a job of another account is NOT_FOUND',
   },
   transcription: {
     price: 'a price list: reads nothing',

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
+import { checkAgainstOpenApi } from './openapi-check.js';
 import { prepareConfig } from '../../src/local-config.js';
-import type { Notifications } from '../../src/db/notifications.js';
+import { notificationsOf, type Notifications } from '../../src/db/notifications.js';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { createHttpApp, createServices, startWorkers, type Services } from '../../src/root.js';
 import { CreditHistoryRepository } from '../../src/modules/credits/credit-history.repository.js';
@@ -72,6 +73,11 @@ export async function createHarness(
      * the database to its owner.
      */
     shareDatabaseOf?: Harness;
+    /**
+     * With `shareDatabaseOf` on PostgreSQL: a listening connection of this harness's own, as a second
+     * instance has, rather than the owner's (the embedded database hands its notifications to its one process).
+     */
+    ownListener?: boolean;
   } = {},
 ): Promise<Harness> {
   const config = prepareConfig(
@@ -89,10 +95,13 @@ export async function createHarness(
   const shared = options.shareDatabaseOf?.database;
   const db = shared ?? (await createTestDatabase(options.database, { severable: options.severable }));
   if (!shared) await db.notifications.start(logger);
+  const ownNotifications = shared && options.ownListener && !shared.embedded ? notificationsOf({ clientUrl: db.clientUrl }) : null;
+  await ownNotifications?.start(logger);
+  const notifications = ownNotifications ?? db.notifications;
   // The job queue (pg-boss) only where a test queues work: it adds its own schema and polling.
   const queue = options.queue ? new JobQueue(db.clientUrl, logger, config.webhooks.retryDelaySeconds) : undefined;
   await queue?.start();
-  const services = createServices(config, db.orm, logger, { queue, notifications: db.notifications });
+  const services = createServices(config, db.orm, logger, { queue, notifications });
   if (queue) await startWorkers(services, queue);
   const app = await createHttpApp(services, db.orm);
   const em = () => db.orm.em.fork();
@@ -107,6 +116,8 @@ export async function createHarness(
   ): Promise<TestResponse> => {
     const res = await fetch(base + path, { method, headers: opts.headers, body: opts.body });
     const body = await res.text();
+    // Every success body of the REST door is held to the served OpenAPI document.
+    await checkAgainstOpenApi(base, { method, path, status: res.status, contentType: res.headers.get('content-type'), body });
     return { statusCode: res.status, headers: Object.fromEntries(res.headers.entries()), body, json: () => JSON.parse(body) };
   };
 
@@ -120,7 +131,7 @@ export async function createHarness(
     },
     config,
     clientUrl: db.clientUrl,
-    notifications: db.notifications,
+    notifications,
     database: db,
     queue,
     async account(opts = {}) {
@@ -173,6 +184,7 @@ export async function createHarness(
       await app.close();
       await queue?.stop();
       await services.close();
+      await ownNotifications?.close();
       if (!shared) await db.close();
     },
   };

@@ -49,7 +49,7 @@ export class JobResolver {
       const ctx = context as GqlContext;
       const principal = await ctx.principal();
       // The first read happens here, so an unknown id fails the subscription itself.
-      return ctx.services.jobUpdates.watch(principal.accountId, String(args.id));
+      return ctx.services.jobUpdates.watch(principal, String(args.id));
     },
   })
   @RequiresScope('read')

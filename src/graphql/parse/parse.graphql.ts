@@ -98,6 +98,10 @@ export class ParseResultType {
   @Field({ description: 'The page URL, as checked' }) url!: string;
   @Field({ description: 'The mode applied: auto, audio or mute' }) mode!: string;
   @Field({ description: 'The quality applied: max, 1080, 720 or 480 (the default when none was asked)' }) quality!: string;
+  @Field(() => String, { nullable: true, description: 'The audio file asked for (best, mp3, opus, m4a, wav), when the request named one' })
+  audioFormat?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Whether every format was asked through the gateway, when the request said' })
+  stream?: boolean | null;
   @Field(() => MediaFormatType, { description: 'The format chosen for mode and quality: the highest at or below the quality’s height' })
   @InheritsScope()
   media!: MediaFormatType;

@@ -16,6 +16,8 @@ export interface OidcIdentity {
   subject: string;
   name: string | null;
   email: string | null;
+  /** The token's `exp`: when it stops being accepted. */
+  expiresAt?: Date;
 }
 
 /** Asymmetric signatures only: never `none`, never HS* (whose key would be the public JWKS itself). */
@@ -60,7 +62,12 @@ export class OidcVerifier {
     if (payload.azp !== undefined && payload.azp !== this.options.audience && payload.azp !== this.options.clientId)
       throw new Error('token is for another party');
     if (expect.nonce !== undefined && payload.nonce !== expect.nonce) throw new Error('token has another nonce');
-    return { subject: `${this.options.issuer}|${payload.sub}`, name: claim(payload, 'name'), email: claim(payload, 'email') };
+    return {
+      subject: `${this.options.issuer}|${payload.sub}`,
+      name: claim(payload, 'name'),
+      email: claim(payload, 'email'),
+      expiresAt: typeof payload.exp === 'number' ? new Date(payload.exp * 1000) : undefined,
+    };
   }
 
   private async keys() {

@@ -44,14 +44,19 @@ const LOOKUP: Statement = {
 export const callerNotRevoked = (param: string) =>
   `not exists (select 1 from api_key where id = ${param}::uuid and revoked_at is not null)`;
 
-/** A new key, written only while the calling key ($8) is not revoked. */
-const CREATE: Statement = {
-  name: 'api_key_create',
-  text: `insert into api_key (id, account_id, name, public_id, secret_hash, last4, scopes)
-         select $1::uuid, $2::uuid, $3::text, $4::text, $5::bytea, $6::text, $7::text[]
-          where ${callerNotRevoked('$8')}
-         returning id, account_id, name, public_id, last4, scopes, created_at, last_used_at, revoked_at`,
-};
+/**
+ * Within a key's creation: locks the account's row against other creations (FOR NO KEY UPDATE: the
+ * rows that merely reference the account, jobs and entries, are not held up), and says whether the
+ * calling key (null: none) is revoked. Its live keys are counted by the next statement, whose
+ * snapshot, taken after the lock was granted, sees the keys the creations before it committed.
+ */
+const LOCK_FOR_NEW_KEY = `select exists (select 1 from api_key where id = ? and revoked_at is not null) as caller_revoked
+   from account a where a.id = ? for no key update of a`;
+const LIVE_KEYS = `select count(*)::int as live from api_key where account_id = ? and revoked_at is null`;
+// The scopes come as a JSON array: the ORM would spread a list into several parameters.
+const CREATE = `insert into api_key (id, account_id, name, public_id, secret_hash, last4, scopes)
+  values (?, ?, ?, ?, ?, ?, array(select jsonb_array_elements_text(cast(? as jsonb))))
+  returning id, account_id, name, public_id, last4, scopes, created_at, last_used_at, revoked_at`;
 
 interface CreatedRow {
   id: string;
@@ -87,8 +92,8 @@ interface KeyRow {
 }
 
 export class ApiKeyService {
-  /** Lookups under way, so that a burst of requests with one uncached key reads it once. */
-  private readonly lookups = new Map<string, Promise<KeyRecord | null>>();
+  /** Lookups under way, so that a burst of requests with one uncached key reads it once (with the cache's mark when each began). */
+  private readonly lookups = new Map<string, { mark: number; record: Promise<KeyRecord | null> }>();
   /** Keys whose last_used_at is due, and the timer that writes them. */
   private readonly used = new Set<string>();
   private touchTimer: NodeJS.Timeout | null = null;
@@ -98,12 +103,16 @@ export class ApiKeyService {
     private readonly pepper: string,
     private readonly hot: HotPool,
     private readonly cache: ApiKeyCache,
+    /** Live keys one account may hold (API_KEYS_PER_ACCOUNT). */
+    private readonly maxPerAccount = Number.POSITIVE_INFINITY,
   ) {}
 
   /**
    * Creates a key for `accountId` (see apiKeyPolicy.create); the returned `key` is the only time the
    * secret exists outside the caller's hands. When the calling key has been revoked, even on an
-   * instance whose cache has not heard yet, nothing is written: 401.
+   * instance whose cache has not heard yet, nothing is written: 401. An account holding
+   * API_KEYS_PER_ACCOUNT live keys gets no more: 403 FORBIDDEN (creations for one account are
+   * serialized, so concurrent ones cannot pass the count together).
    */
   async create(
     principal: Principal,
@@ -119,18 +128,31 @@ export class ApiKeyService {
     const unknown = wanted.filter((s) => !(API_KEY_SCOPES as readonly string[]).includes(s));
     if (unknown.length) problems.scopes = `unknown scope(s) ${unknown.join(', ')}; allowed: ${API_KEY_SCOPES.join(', ')}`;
     if (Object.keys(problems).length) throw new AppError('INVALID_INPUT', 'The key is not valid.', problems);
+    if (!isUuid(accountId)) throw new AppError('NOT_FOUND', 'No such account.');
     const { key, publicId } = generateKey();
-    const [row] = await this.hot.query<CreatedRow>(CREATE, [
-      randomUUID(),
-      accountId,
-      cleanName,
-      publicId,
-      hashKey(key, this.pepper),
-      key.slice(-4),
-      wanted,
-      callerKeyId,
-    ]);
-    if (!row) throw this.callerRevoked(callerKeyId);
+    const row = await this.em().transactional(async (em) => {
+      const [account] = await em.execute<{ caller_revoked: boolean }[]>(LOCK_FOR_NEW_KEY, [callerKeyId, accountId]);
+      if (!account) throw new AppError('NOT_FOUND', 'No such account.');
+      if (account.caller_revoked) throw this.callerRevoked(callerKeyId);
+      const [{ live }] = await em.execute<{ live: number }[]>(LIVE_KEYS, [accountId]);
+      if (live >= this.maxPerAccount) {
+        throw new AppError(
+          'FORBIDDEN',
+          `An account may hold at most ${this.maxPerAccount} live API keys; revoke one before creating another.`,
+          { limit: this.maxPerAccount, live },
+        );
+      }
+      const [created] = await em.execute<CreatedRow[]>(CREATE, [
+        randomUUID(),
+        accountId,
+        cleanName,
+        publicId,
+        hashKey(key, this.pepper),
+        key.slice(-4),
+        JSON.stringify(wanted),
+      ]);
+      return created;
+    });
     const apiKey = Object.assign(new ApiKey(), {
       id: row.id,
       accountId: row.account_id,
@@ -222,12 +244,13 @@ export class ApiKeyService {
   }
 
   private lookup(publicId: string): Promise<KeyRecord | null> {
-    let pending = this.lookups.get(publicId);
-    if (!pending) {
-      pending = this.read(publicId).finally(() => this.lookups.delete(publicId));
-      this.lookups.set(publicId, pending);
-    }
-    return pending;
+    const pending = this.lookups.get(publicId);
+    // A lookup that began before a change was notified may have read the key as it was: not joined.
+    if (pending && pending.mark === this.cache.mark()) return pending.record;
+    const started = { mark: this.cache.mark(), record: this.read(publicId) };
+    started.record = started.record.finally(() => this.lookups.get(publicId) === started && this.lookups.delete(publicId));
+    this.lookups.set(publicId, started);
+    return started.record;
   }
 
   private async read(publicId: string): Promise<KeyRecord | null> {

@@ -21,6 +21,7 @@ import { dropNulls, httpUrl, validate } from '../validation.js';
 import { AUDIO_FORMATS, type AudioFormat } from '../../media/stream-recipe.js';
 import { planDelivery } from '../streams/stream-plan.js';
 import type { StreamTokens } from '../streams/stream-token.js';
+import type { MediaFormatBody, ParseResponseBody, ParseResultBody } from '../../types/contract/parse.js';
 
 /** The parse request as the contract spells it. */
 export const parseInputSchema = z.strictObject({
@@ -41,19 +42,8 @@ export const parseInputSchema = z.strictObject({
 
 /** Members get the advanced formats. */
 
-/** The success body of a parse, on both doors. */
-export interface ParseResponse extends ParseResult {
-  id: string;
-  status: 'SUCCEEDED';
-  url: string;
-  mode: ParseMode;
-  quality: ParseQuality;
-  /** Present when the request asked for one. */
-  audioFormat?: AudioFormat;
-  stream?: boolean;
-  provider: string;
-  credits: { charged: number; balance: number };
-}
+/** The success body of a parse, on both doors: the contract's. */
+export type ParseResponse = ParseResponseBody;
 
 export class ParseService {
   constructor(
@@ -125,13 +115,19 @@ export class ParseService {
   }
 }
 
-/** An answer stored before formats had `delivery` (a replay): every URL in it is the source's own. */
-function withDelivery(result: ParseResult): ParseResult {
-  const f = <F extends MediaFormat>(m: F): F => ({ ...m, delivery: m.delivery ?? 'direct', ...(m.audio ? { audio: f(m.audio) } : {}) });
+/**
+ * The answer as the contract has it: every format with its `delivery` (an answer stored before
+ * formats had one, replayed, is all direct), and nothing of the providers' own bookkeeping.
+ */
+function withDelivery(result: ParseResult): ParseResultBody {
+  const deliver = (m: MediaFormat): MediaFormatBody => {
+    const { derived: _derived, audio, ...format } = m;
+    return { ...format, delivery: m.delivery ?? 'direct', ...(audio !== undefined ? { audio: audio ? deliver(audio) : null } : {}) };
+  };
   return {
     ...result,
-    media: f(result.media),
-    alternatives: result.alternatives.map(f),
-    items: result.items.map((i) => ({ ...f(i), alternatives: i.alternatives.map(f) })),
+    media: deliver(result.media),
+    alternatives: result.alternatives.map(deliver),
+    items: result.items.map((i) => ({ ...deliver(i), title: i.title, cover: i.cover, alternatives: i.alternatives.map(deliver) })),
   };
 }

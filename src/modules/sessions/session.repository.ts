@@ -4,6 +4,8 @@ import { textArray } from '../../db/sql-values.js';
 
 /** A session that is neither expired nor revoked, with what the principal needs. */
 export interface LiveSession {
+  /** The session's row id (what its end is announced with), never its secret. */
+  id: string;
   accountId: string;
   accountName: string;
   csrfToken: string;
@@ -110,9 +112,17 @@ export class SessionRepository {
   /** The live session with this hash, its account and membership; null when unknown, expired or revoked. */
   async findLive(sessionHash: Buffer): Promise<LiveSession | null> {
     const rows = await this.conn().execute<
-      { account_id: string; name: string; csrf_token: string; expires_at: Date | string; roles: string[] | string; member: boolean }[]
+      {
+        id: string;
+        account_id: string;
+        name: string;
+        csrf_token: string;
+        expires_at: Date | string;
+        roles: string[] | string;
+        member: boolean;
+      }[]
     >(
-      `select s.account_id, a.name, s.csrf_token, s.expires_at, a.roles,
+      `select s.id, s.account_id, a.name, s.csrf_token, s.expires_at, a.roles,
               coalesce(m.status = 'active' and m.period_end > now(), false) as member
          from account_session s join account a on a.id = s.account_id
          left join membership m on m.account_id = s.account_id
@@ -122,6 +132,7 @@ export class SessionRepository {
     const r = rows[0];
     if (!r) return null;
     return {
+      id: r.id,
       accountId: r.account_id,
       accountName: r.name,
       csrfToken: r.csrf_token,

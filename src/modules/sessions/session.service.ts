@@ -145,6 +145,8 @@ export class SessionService {
         isMember: live.isMember,
         roles: new Set(live.roles),
         via: 'session',
+        sessionId: live.id,
+        expiresAt: live.expiresAt,
       },
     };
   }

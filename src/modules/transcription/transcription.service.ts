@@ -22,6 +22,7 @@ import type { WebhookService } from '../webhooks/webhook.service.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
 import { preparePaidAudio } from './paid-audio.js';
 import { TEMP_RETRY_AFTER_SECONDS, TempBudget, type TempBudgetState, tempDiskBusy } from './temp-budget.js';
+import type { TranscriptionResponseBody } from '../../types/contract/transcription.js';
 
 /** The transcription request as the contract spells it. */
 export const transcribeInputSchema = z.strictObject({
@@ -41,14 +42,8 @@ interface TranscribeRequest {
   webhookUrl?: string;
 }
 
-/** The success body of a transcription, on both doors. */
-export interface TranscriptionResponse extends TranscriptResult {
-  id: string;
-  status: 'SUCCEEDED';
-  mediaUrl: string;
-  provider: string;
-  credits: { charged: number; balance: number };
-}
+/** The success body of a transcription, on both doors: the contract's. */
+export type TranscriptionResponse = TranscriptionResponseBody;
 
 export class TranscriptionService {
   constructor(

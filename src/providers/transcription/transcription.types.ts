@@ -1,26 +1,13 @@
+import type { z } from 'zod';
+import type { transcriptSegmentSchema, transcriptWordSchema } from '../../types/contract/transcription.js';
 import type { GrowingAudio } from '../../media/ffmpeg.js';
 
 /** The result shape every transcription provider maps its upstream's answer onto. */
 
 /** One word with its own timing, as the provider gave it (seconds from the start of the media). */
-export interface TranscriptWord {
-  start: number;
-  end: number;
-  /** The word as written in the transcript, with its punctuation where the provider attaches it. */
-  text: string;
-  speaker?: string | null;
-}
-
-export interface TranscriptSegment {
-  /** 1-based position in the transcript. */
-  index: number;
-  start: number;
-  end: number;
-  text: string;
-  speaker: string | null;
-  /** Word timings, when the provider gives them. */
-  words?: TranscriptWord[] | null;
-}
+export type TranscriptWord = z.infer<typeof transcriptWordSchema>;
+/** A segment: 1-based `index`, seconds from the start, the speaker when told apart, word timings when given. */
+export type TranscriptSegment = z.infer<typeof transcriptSegmentSchema>;
 
 export interface TranscriptResult {
   /** ISO-639-1 code when known. */

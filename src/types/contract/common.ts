@@ -11,9 +11,13 @@ import { ERROR_CODES } from '../../errors.js';
 /** Every schema the OpenAPI document names as a component, under its name. */
 export const contract = z.registry<{ id: string; description?: string }>();
 
+/** The schemas added to `contract`, in order (a zod registry cannot be listed). */
+export const registered: z.ZodType[] = [];
+
 /** A schema registered as the OpenAPI component `id`. */
 export function component<T extends z.ZodType>(id: string, schema: T, description?: string): T {
   contract.add(schema, { id, ...(description ? { description } : {}) });
+  registered.push(schema);
   return schema;
 }
 

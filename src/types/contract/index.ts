@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { contract } from './common.js';
+import { contract, registered } from './common.js';
 
 export * from './common.js';
 export * from './job.js';
@@ -14,10 +14,41 @@ export function contractComponents(): Record<string, object> {
     uri: (id) => `#/components/schemas/${id}`,
     unrepresentable: 'any',
   });
+  const descriptions = new Map<string, string>();
+  for (const [schema, meta] of contractEntries()) if (meta.description) descriptions.set(meta.id, meta.description);
   const out: Record<string, object> = {};
   for (const [id, schema] of Object.entries(schemas)) {
-    const { $id: _id, $schema: _schema, ...rest } = schema as Record<string, unknown>;
-    out[id] = rest;
+    const { $id: _id, $schema: _schema, ...rest } = tidy(schema) as Record<string, unknown>;
+    out[id] = descriptions.has(id) ? { description: descriptions.get(id), ...rest } : rest;
+  }
+  return out;
+}
+
+/** The registry's schemas with their ids. */
+function contractEntries(): [z.ZodType, { id: string; description?: string }][] {
+  const entries: [z.ZodType, { id: string; description?: string }][] = [];
+  for (const schema of registered) {
+    const meta = contract.get(schema);
+    if (meta) entries.push([schema, meta]);
+  }
+  return entries;
+}
+
+const SAFE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * What zod writes that a reader of the document does not need: the bounds of a safe integer on every
+ * `z.int()`, and the regular expressions it spells `format: uuid` and `format: date-time` out as.
+ */
+function tidy(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tidy);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  const n = node as Record<string, unknown>;
+  for (const [k, v] of Object.entries(n)) {
+    if ((k === 'minimum' && v === -SAFE) || (k === 'maximum' && v === SAFE)) continue;
+    if (k === 'pattern' && (n.format === 'uuid' || n.format === 'date-time')) continue;
+    out[k] = tidy(v);
   }
   return out;
 }

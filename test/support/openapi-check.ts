@@ -1,0 +1,74 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+/**
+ * Every success body a test receives from the REST door is checked against the OpenAPI document the
+ * server itself serves at /docs/json (fetched once per server): the path, the method and the status
+ * must be documented, and the JSON body must match its schema. A body the document does not describe
+ * fails the test that received it, whatever that test was about.
+ */
+
+interface OpenApi {
+  paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: object }> }> }>>;
+}
+
+interface Checker {
+  check(method: string, path: string, status: number, contentType: string | null, body: string): void;
+}
+
+const checkers = new Map<string, Promise<Checker>>();
+
+/** Checks one answer of the server at `base` (throws with what is wrong). */
+export async function checkAgainstOpenApi(
+  base: string,
+  answer: { method: string; path: string; status: number; contentType: string | null; body: string },
+): Promise<void> {
+  if (answer.status < 200 || answer.status >= 300 || !answer.path.startsWith('/api/')) return;
+  if (!answer.contentType?.includes('json')) return;
+  let checker = checkers.get(base);
+  if (!checker) {
+    checker = loadChecker(base);
+    checkers.set(base, checker);
+  }
+  (await checker).check(answer.method, answer.path, answer.status, answer.contentType, answer.body);
+}
+
+async function loadChecker(base: string): Promise<Checker> {
+  const res = await fetch(`${base}/docs/json`);
+  if (!res.ok) throw new Error(`the server did not serve its OpenAPI document: ${res.status}`);
+  const doc = (await res.json()) as OpenApi;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ ...doc, $id: 'openapi' });
+  const routes = Object.keys(doc.paths).map((template) => ({
+    template,
+    pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }));
+  const compiled = new Map<string, ValidateFunction>();
+  return {
+    check(method, path, status, _contentType, body) {
+      const bare = path.split('?')[0];
+      const route = routes.find((r) => r.pattern.test(bare));
+      const where = `${method} ${bare} → ${status}`;
+      if (!route) throw new Error(`OpenAPI: ${where} answered JSON on a path the document does not describe`);
+      const operation = doc.paths[route.template][method.toLowerCase()];
+      const response = operation?.responses?.[String(status)];
+      if (!response) throw new Error(`OpenAPI: ${where} is not a documented response`);
+      if (!response.content?.['application/json']?.schema) throw new Error(`OpenAPI: ${where} documents no JSON body`);
+      const pointer = ['paths', route.template, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema']
+        .map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1'))
+        .join('/');
+      let validate = compiled.get(pointer);
+      if (!validate) {
+        validate = ajv.compile({ $ref: `openapi#/${pointer}` });
+        compiled.set(pointer, validate);
+      }
+      const value: unknown = JSON.parse(body);
+      if (!validate(value)) {
+        throw new Error(
+          `OpenAPI: the body of ${where} does not match the document: ${ajv.errorsText(validate.errors)}\n${body.slice(0, 2000)}`,
+        );
+      }
+    },
+  };
+}
