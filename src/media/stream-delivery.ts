@@ -14,6 +14,8 @@ export interface StreamSource {
   manifest: 'm3u8' | 'mpd' | null;
   /** The source's codecs as the parse knew them (e.g. "mp4a.40.2" or "aac"), to pick a container without re-encoding. */
   codecs: string | null;
+  /** The source's own container (mp4, webm, m3u8, mpd, …) as the parse knew it: where codecs are unknown, what can hold them. */
+  container?: string | null;
 }
 
 /** What a stream answers: status, headers, and the body as it comes (null for HEAD). */

@@ -39,8 +39,11 @@ export function audioCodecFamily(codecs: string | null): 'aac' | 'mp3' | 'opus' 
   return null;
 }
 
+/** Containers of the MP4 family (DASH is fragmented MP4): whatever audio they hold, MP4 can hold copied. */
+const MP4_FAMILY = new Set(['mp4', 'm4a', 'mov', 'mpd']);
+
 /** The audio of the first input's first audio stream, in the format asked; `best` copies whatever codec it is. */
-function audioRecipe(format: AudioFormat, codecs: string | null): StreamRecipe {
+function audioRecipe(format: AudioFormat, codecs: string | null, container: string | null = null): StreamRecipe {
   const family = audioCodecFamily(codecs);
   const take = ['-map', '0:a:0', '-vn', '-sn', '-dn'];
   switch (format) {
@@ -76,7 +79,9 @@ function audioRecipe(format: AudioFormat, codecs: string | null): StreamRecipe {
       if (family === 'opus')
         return { container: 'opus', contentType: 'audio/ogg; codecs=opus', extension: 'opus', output: [...copy, '-f', 'ogg'] };
       if (family === 'vorbis') return { container: 'ogg', contentType: 'audio/ogg', extension: 'ogg', output: [...copy, '-f', 'ogg'] };
-      // Nothing says which codec it is: Matroska holds any of them, so it is still a copy.
+      // Nothing says which codec it is: what an MP4 held goes into MP4; anything else into Matroska, which holds any codec.
+      if (MP4_FAMILY.has(container ?? ''))
+        return { container: 'm4a', contentType: 'audio/mp4', extension: 'm4a', output: [...copy, ...FRAGMENTED] };
       return { container: 'mka', contentType: 'audio/x-matroska', extension: 'mka', output: [...copy, '-f', 'matroska'] };
     }
   }
@@ -88,11 +93,12 @@ function audioRecipe(format: AudioFormat, codecs: string | null): StreamRecipe {
  */
 export function streamRecipe(
   processing: StreamProcessing,
-  sources: readonly { manifest: string | null; codecs: string | null }[],
+  sources: readonly { manifest: string | null; codecs: string | null; container?: string | null }[],
   kind: 'video' | 'audio',
 ): StreamRecipe {
-  if (processing.startsWith('audio:')) return audioRecipe(processing.slice(6) as AudioFormat, sources[0]?.codecs ?? null);
-  if (processing === 'pass' && kind === 'audio') return audioRecipe('best', sources[0]?.codecs ?? null);
+  const first = sources[0];
+  if (processing.startsWith('audio:')) return audioRecipe(processing.slice(6) as AudioFormat, first?.codecs ?? null, first?.container);
+  if (processing === 'pass' && kind === 'audio') return audioRecipe('best', first?.codecs ?? null, first?.container);
   const video = { container: 'mp4', contentType: 'video/mp4', extension: 'mp4' };
   if (processing === 'mute') return { ...video, output: ['-map', '0:v:0', '-an', '-sn', '-dn', '-c:v', 'copy', ...FRAGMENTED] };
   if (processing === 'merge')

@@ -122,6 +122,23 @@ describe('streams: made by the gateway', () => {
     aboutTwoSeconds(probed.durationSeconds);
   });
 
+  it('mute and audio from a segmented DASH manifest: ffmpeg reads the manifest and its segments through the guarded proxy', async () => {
+    const { key } = await h.account({ credits: 3 });
+    for (const [mode, types] of [
+      ['mute', ['video']],
+      ['audio', ['audio']],
+    ] as const) {
+      const res = await h.rest('/api/parse', { url: `${site.origin}/dash/segmented/manifest.mpd`, mode }, key);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().media.delivery).toBe('stream');
+      const got = await fetchStream(h, res.json().media.url);
+      expect(got.status).toBe(200);
+      const probed = probeBytes(got.bytes, mode === 'mute' ? 'mp4' : 'm4a');
+      expect(probed.streams.map((x) => x.type)).toEqual(types);
+      aboutTwoSeconds(probed.durationSeconds);
+    }
+  });
+
   it('through GraphQL: delivery and a URL that plays, one credit, the job’s streamedBytes', async () => {
     const { key, accountId } = await h.account({ credits: 2 });
     const gql = await h.gql(

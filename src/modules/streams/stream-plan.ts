@@ -118,5 +118,5 @@ function sourceOf(f: MediaFormat, pageUrl: string): StreamSource {
   for (const [name, value] of Object.entries(f.headers ?? {})) headers[name.toLowerCase()] = value;
   headers.referer ??= pageUrl;
   const manifest = f.container === 'm3u8' || f.container === 'mpd' ? f.container : null;
-  return { url: f.url, headers, manifest, codecs: f.codecs };
+  return { url: f.url, headers, manifest, codecs: f.codecs, container: f.container };
 }
