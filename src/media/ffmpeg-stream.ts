@@ -27,7 +27,7 @@ export interface FfmpegStream {
  * fetched. ffmpeg's HLS and DASH demuxers skip such a segment and go on; a stream must not.
  */
 const LOST_SEGMENT =
-  /Failed to open segment|Failed to reload playlist|Unable to open key file|Error when loading first segment|HTTP error \d+|Server returned \d/i;
+  /Failed to open (segment|fragment)|Failed to reload playlist|Unable to open key file|Error when loading first (segment|fragment)|HTTP error \d+|Server returned \d/i;
 
 const STDERR_TAIL = 4000;
 
