@@ -10,6 +10,7 @@ import { benchAcrossGateways, PARSE_SCENARIOS } from './gateways.js';
 import { runLoad, watchProcess, type LoadResult } from './load.js';
 import { makeOrdinaryMedia } from './bench-media.js';
 import { makeLongMedia, runLongMedia, type LongMediaRow } from './long-media.js';
+import { makeStreamMedia, runStreams } from './streams.js';
 import { startOpenAiLikeServer } from './openai-like.server.js';
 import { BENCH_PEPPER, forkServer, gatewayEnvironment, startGateway, tuningOf, type BenchProcess } from './processes.js';
 import type { ProfileWindow } from './cpu-profile.js';
@@ -46,9 +47,12 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
     'long-media': { type: 'boolean', default: false },
+    streams: { type: 'boolean', default: true },
     gateways: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
+  // --no-streams
+  allowNegative: true,
 });
 if (args.help) {
   console.log(`npm run bench -- [options]
@@ -66,6 +70,8 @@ if (args.help) {
   --node-flags FLAGS  extra Node flags for the gateway, space-separated (--node-flags="--trace-gc"); its
                       output is kept as bench-gateway.log
   --long-media        add one long transcription (BENCH_LONG_MEDIA_MINUTES, default 60; slow)
+  --no-streams        leave out the streams: a video fetched plainly and through the gateway's stream URL
+                      (passed through, muted, as audio), one and four at once (BENCH_STREAM_SECONDS, default 60)
   --gateways N        instead: the parse scenarios (default ${PARSE_SCENARIOS.join(', ')}; --only picks) through 1, 2, ... N
                       gateways on one PostgreSQL database (DATABASE_URL required), the load's connections spread
                       round robin over them, the ledger checked after each; prints throughput for each N
@@ -122,6 +128,10 @@ const longMinutes = Number(process.env.BENCH_LONG_MEDIA_MINUTES ?? 60);
 const msPerAudioSecond = Number(process.env.BENCH_WHISPER_MS_PER_AUDIO_SECOND ?? 5);
 const longFile = args['long-media'] ? await makeLongMedia(work, longMinutes, process.env.FFMPEG_PATH ?? 'ffmpeg') : undefined;
 const whisper = args['long-media'] ? await startOpenAiLikeServer(msPerAudioSecond) : null;
+const streamFile =
+  args.streams && !args.only
+    ? await makeStreamMedia(work, Number(process.env.BENCH_STREAM_SECONDS ?? 60), process.env.FFMPEG_PATH ?? 'ffmpeg')
+    : undefined;
 const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL) : null;
 // As the gateway sizes its pool: DATABASE_POOL_SIZE when set, else 10, or 1 on the embedded database.
 const poolSize = Number(args.pool ?? process.env.DATABASE_POOL_SIZE ?? (scratch ? 10 : 1));
@@ -130,7 +140,12 @@ let exitCode = 0;
 
 try {
   const mediaDir = scenarios.some((s) => s.ordinary) ? await makeOrdinaryMedia(work, process.env.FFMPEG_PATH ?? 'ffmpeg') : undefined;
-  const page = await forkServer('./page.server.js', { ...process.env, BENCH_LONG_MEDIA_FILE: longFile, BENCH_MEDIA_DIR: mediaDir });
+  const page = await forkServer('./page.server.js', {
+    ...process.env,
+    BENCH_LONG_MEDIA_FILE: longFile,
+    BENCH_MEDIA_DIR: mediaDir,
+    BENCH_STREAM_FILE: streamFile,
+  });
   processes.push(page);
   const pepper = BENCH_PEPPER;
   const gatewayEnv = gatewayEnvironment({
@@ -315,6 +330,25 @@ try {
       ),
   );
 
+  let streams: Awaited<ReturnType<typeof runStreams>> | null = null;
+  if (streamFile) {
+    streams = await runStreams({
+      gateway: gateway.url,
+      gatewayPid: gateway.pid,
+      key: keys.gateway.hot,
+      pageUrl: `${page.url}/stream`,
+      fileUrl: `${page.url}/stream.mp4`,
+      parallel: 4,
+    });
+    console.log(
+      `\n${markdownTable(
+        Object.keys(streams[0]),
+        streams.map((r) => Object.values(r)),
+      )}`,
+    );
+    if (streams.some((r) => r.status !== 'ok')) exitCode = 1;
+  }
+
   let longMedia: LongMediaRow | null = null;
   if (whisper && longFile) {
     const before = await settledTotals(db, 'public');
@@ -383,7 +417,7 @@ try {
 
   writeResults(
     args.json,
-    { database, seconds, rounds, levels, accounts, poolSize, triggers, rows, targets: goals, longMedia, profiles },
+    { database, seconds, rounds, levels, accounts, poolSize, triggers, rows, targets: goals, streams, longMedia, profiles },
     exitCode !== 0,
   );
 } catch (err) {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { extractAudio, runTool } from '../src/media/ffmpeg.js';
+import { extractAudio } from '../src/media/audio-extraction.js';
+import { runTool } from '../src/media/ffmpeg.js';
 
 /** Sound with a pause every few seconds, like speech, as 64 kbit/s MP3. */
 export async function makeLongMedia(dir: string, minutes: number, ffmpegPath: string): Promise<string> {

@@ -16,6 +16,8 @@ const PAGE = `<html><head><title>Bench clip</title>
     <meta property="og:video" content="https://cdn.example/clip-720.mp4"><meta property="og:video:type" content='video/mp4; codecs="avc1.64001f, mp4a.40.2"'>
     <meta property="og:video:height" content="720"><meta property="video:duration" content="95"><meta property="og:image" content="https://cdn.example/c.jpg"></head></html>`;
 const longMedia = process.env.BENCH_LONG_MEDIA_FILE;
+/** With BENCH_STREAM_FILE: `/stream.mp4` (with Range) and `/stream`, a page whose only media it is. */
+const streamFile = process.env.BENCH_STREAM_FILE ? readFileSync(process.env.BENCH_STREAM_FILE) : null;
 const mediaDir = process.env.BENCH_MEDIA_DIR;
 const media = new Map<string, { type: string; bytes: Buffer }>(
   mediaDir ? ORDINARY_MEDIA.map((m) => [m.file, { ...m, bytes: readFileSync(join(mediaDir, m.file)) }]) : [],
@@ -30,6 +32,13 @@ const ordinaryPage = (origin: string, n: number) => {
 const server = createServer((req, res) => {
   if (req.url === '/long.mp3' && longMedia)
     return void createReadStream(longMedia).pipe(res.writeHead(200, { 'content-type': 'audio/mpeg' }));
+  if (req.url === '/stream.mp4' && streamFile) return void serveRange(req, res, streamFile, 'video/mp4');
+  if (req.url === '/stream' && streamFile)
+    return void html(
+      res,
+      `<html><head><title>Stream clip</title><meta property="og:video" content="http://${req.headers.host}/stream.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`,
+      req.method,
+    );
   const page = /^\/ordinary\/(\d+)$/.exec(req.url ?? '');
   if (page && media.size) return void html(res, ordinaryPage(`http://${req.headers.host}`, Number(page[1])), req.method);
   const file = /^\/media\/\d+\/([\w.-]+)$/.exec(req.url ?? '');

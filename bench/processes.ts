@@ -123,6 +123,7 @@ export function gatewayEnvironment(opts: {
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '1000000000',
     RATE_LIMIT_IP_PER_MINUTE: '1000000000',
+    RATE_LIMIT_ACCOUNT_PER_MINUTE: '1000000000',
     ...opts.extra,
   };
   if (!opts.databaseUrl) delete env.DATABASE_URL;

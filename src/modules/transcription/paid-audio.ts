@@ -1,4 +1,4 @@
-import { type ExtractedAudio, startExtraction } from '../../media/ffmpeg.js';
+import { type ExtractedAudio, startExtraction } from '../../media/audio-extraction.js';
 
 /** Seconds past what the hold covers that the extraction may run before the hold is raised. */
 const MARGIN_SECONDS = 1;

@@ -39,9 +39,6 @@ export function nextSeam(
   return pause === undefined ? { at: target, quiet: false } : { at: pause, quiet: true };
 }
 
-/** How far the audio must be known before the seam after `last` can be chosen. */
-export const seamHorizon = (last: number, pieceSeconds: number) => last + pieceSeconds * 1.1 + 1;
-
 /** The piece between two seams: where it is cut (overlap at a hard cut) and the part it speaks for. */
 export function pieceBetween(from: Seam, to: Seam, durationSeconds: number, overlap = 1): PiecePlan {
   const lead = from.quiet ? 0 : overlap;

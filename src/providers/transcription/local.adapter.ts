@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { ProviderError } from '../../errors.js';
-import { MediaError, extractAudio, runTool } from '../../media/ffmpeg.js';
+import { extractAudio } from '../../media/audio-extraction.js';
+import { MediaError, runTool } from '../../media/ffmpeg.js';
 import type { TranscriptResult, TranscriptSegment, TranscriptionProvider, TranscriptionRequest } from './transcription.types.js';
 import { roundMs } from './times.js';
 

@@ -3,7 +3,8 @@ import { openAsBlob } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { ProviderError } from '../../errors.js';
-import { nextSeam, pieceBetween, seamHorizon, stitchPieces, type PiecePlan, type Seam } from './audio-pieces.js';
+import { whisperLanguageCode } from './whisper-languages.js';
+import { nextSeam, pieceBetween, stitchPieces, type PiecePlan, type Seam } from './audio-pieces.js';
 import type {
   TranscriptResult,
   TranscriptSegment,
@@ -31,9 +32,6 @@ export interface OpenAiTranscriptionOptions {
   /** Cuts the planned stretches out of the audio file, numbering them from `first`; without it, long audio goes as one upload and audio over the cap is refused. */
   cut?: (audioPath: string, plans: readonly PiecePlan[], first: number, signal: AbortSignal) => Promise<{ path: string }[]>;
 }
-
-/** The shortest piece the end of growing audio is cut into. */
-const MIN_TAIL_PIECE_SECONDS = 60;
 
 /** At most `size` tasks at once, the rest in order of arrival. */
 class Semaphore {
@@ -72,134 +70,6 @@ function attachWords(segments: TranscriptSegment[], raw: unknown): void {
     while (s < segments.length - 1 && mid >= segments[s + 1].start) s++;
     (segments[s].words ??= []).push(w);
   }
-}
-
-/** Whisper's language names (verbose_json, including its aliases) → ISO-639-1. */
-export const WHISPER_LANGUAGES: Readonly<Record<string, string>> = {
-  afrikaans: 'af',
-  albanian: 'sq',
-  amharic: 'am',
-  arabic: 'ar',
-  armenian: 'hy',
-  assamese: 'as',
-  azerbaijani: 'az',
-  bashkir: 'ba',
-  basque: 'eu',
-  belarusian: 'be',
-  bengali: 'bn',
-  bosnian: 'bs',
-  breton: 'br',
-  bulgarian: 'bg',
-  burmese: 'my',
-  myanmar: 'my',
-  castilian: 'es',
-  catalan: 'ca',
-  valencian: 'ca',
-  chinese: 'zh',
-  mandarin: 'zh',
-  cantonese: 'zh',
-  croatian: 'hr',
-  czech: 'cs',
-  danish: 'da',
-  dutch: 'nl',
-  flemish: 'nl',
-  english: 'en',
-  estonian: 'et',
-  faroese: 'fo',
-  finnish: 'fi',
-  french: 'fr',
-  galician: 'gl',
-  georgian: 'ka',
-  german: 'de',
-  greek: 'el',
-  gujarati: 'gu',
-  haitian: 'ht',
-  'haitian creole': 'ht',
-  hausa: 'ha',
-  hebrew: 'he',
-  hindi: 'hi',
-  hungarian: 'hu',
-  icelandic: 'is',
-  indonesian: 'id',
-  italian: 'it',
-  japanese: 'ja',
-  javanese: 'jv',
-  kannada: 'kn',
-  kazakh: 'kk',
-  khmer: 'km',
-  korean: 'ko',
-  lao: 'lo',
-  latin: 'la',
-  latvian: 'lv',
-  lingala: 'ln',
-  lithuanian: 'lt',
-  luxembourgish: 'lb',
-  letzeburgesch: 'lb',
-  macedonian: 'mk',
-  malagasy: 'mg',
-  malay: 'ms',
-  malayalam: 'ml',
-  maltese: 'mt',
-  maori: 'mi',
-  marathi: 'mr',
-  moldavian: 'ro',
-  moldovan: 'ro',
-  mongolian: 'mn',
-  nepali: 'ne',
-  norwegian: 'no',
-  nynorsk: 'nn',
-  occitan: 'oc',
-  pashto: 'ps',
-  pushto: 'ps',
-  persian: 'fa',
-  polish: 'pl',
-  portuguese: 'pt',
-  punjabi: 'pa',
-  panjabi: 'pa',
-  romanian: 'ro',
-  russian: 'ru',
-  sanskrit: 'sa',
-  serbian: 'sr',
-  shona: 'sn',
-  sindhi: 'sd',
-  sinhala: 'si',
-  sinhalese: 'si',
-  slovak: 'sk',
-  slovenian: 'sl',
-  somali: 'so',
-  spanish: 'es',
-  sundanese: 'su',
-  swahili: 'sw',
-  swedish: 'sv',
-  tagalog: 'tl',
-  tajik: 'tg',
-  tamil: 'ta',
-  tatar: 'tt',
-  telugu: 'te',
-  thai: 'th',
-  tibetan: 'bo',
-  turkish: 'tr',
-  turkmen: 'tk',
-  ukrainian: 'uk',
-  urdu: 'ur',
-  uzbek: 'uz',
-  vietnamese: 'vi',
-  welsh: 'cy',
-  yiddish: 'yi',
-  yoruba: 'yo',
-};
-
-/** Whisper's own codes that are not ISO-639-1 (whisper.cpp and speaches report these). */
-const WHISPER_CODE_FIXES: Readonly<Record<string, string | null>> = { jw: 'jv', yue: 'zh', haw: null };
-
-/** ISO-639-1 for what a Whisper-compatible server reported: a language name or already a code; null when unknown. */
-export function whisperLanguageCode(reported: unknown): string | null {
-  if (typeof reported !== 'string') return null;
-  const v = reported.trim().toLowerCase().replace(/_/g, '-');
-  if (Object.hasOwn(WHISPER_LANGUAGES, v)) return WHISPER_LANGUAGES[v];
-  const primary = v.split('-')[0];
-  if (Object.hasOwn(WHISPER_CODE_FIXES, primary)) return WHISPER_CODE_FIXES[primary];
-  return /^[a-z]{2}$/.test(primary) ? primary : null;
 }
 
 /** The documented verbose_json response; compatible servers may leave parts out. */
@@ -257,7 +127,6 @@ function multipartBody(
  */
 export class OpenAiTranscriptionProvider implements TranscriptionProvider {
   readonly name = 'openai';
-  readonly readsGrowingAudio = true;
   private readonly url: string;
   private readonly model: string;
   private readonly maxUploadBytes: number;
@@ -272,8 +141,8 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
    * Uploads the prepared audio and maps the verbose_json answer onto a TranscriptResult. Audio
    * longer than a piece (or larger than one upload) is cut at pauses into pieces that are
    * transcribed a few at a time and laid back on one time line: an hour waits on the slowest
-   * piece, not on one call from start to end. While the audio is still being written, each piece
-   * goes out as soon as it is written, so transcription overlaps the extraction.
+   * piece, not on one call from start to end. It is called once the audio is complete and its price
+   * held, so nothing leaves that was not paid for.
    */
   async transcribe(request: TranscriptionRequest): Promise<TranscriptResult> {
     request.signal.throwIfAborted();
@@ -282,9 +151,7 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     // Pieces stay under the upload cap (32 kbit/s MP3 is 4000 bytes a second) with a margin.
     const capSeconds = Math.max(10, Math.floor((this.maxUploadBytes * 0.9) / 4000));
     const pieceSeconds = Math.min(this.options.pieceSeconds ?? 600, capSeconds);
-    const growing = request.growing;
     if (!cut || !nextSeam(0, duration, [], pieceSeconds)) {
-      await growing?.done;
       const size = await this.sizeOf(request.audioPath);
       if (size > this.maxUploadBytes)
         throw new ProviderError(this.name, 'too_large', `audio of ${size} bytes exceeds the ${this.maxUploadBytes}-byte upload limit`);
@@ -296,24 +163,17 @@ export class OpenAiTranscriptionProvider implements TranscriptionProvider {
     let doneSeconds = 0;
     let from: Seam = { at: 0, quiet: true };
     for (;;) {
-      // What is written last waits on its own piece after the extraction ends: so while the audio
-      // grows, pieces shrink with what is left (a quarter of it, down to a minute).
-      const length = growing ? Math.min(pieceSeconds, Math.max(MIN_TAIL_PIECE_SECONDS, (duration - from.at) / 4)) : pieceSeconds;
-      // The seam is chosen once the audio is known a little past it (all of it, when not growing).
-      await growing?.waitFor(seamHorizon(from.at, length));
-      const seam = nextSeam(from.at, duration, growing ? growing.silences : (request.silences ?? []), length) ?? {
+      const seam = nextSeam(from.at, duration, request.silences ?? [], pieceSeconds) ?? {
         at: duration,
         quiet: true,
       };
       const plan = pieceBetween(from, seam, duration);
-      if (seam.at >= duration) await growing?.done;
-      else await growing?.waitFor(plan.end + 1);
       const [piece] = await cut(request.audioPath, [plan], plans.length, request.signal);
       plans.push(plan);
       running.push(
         slots.run(async () => {
           const result = await this.transcribeFile({ ...request, audioPath: piece.path, durationSeconds: plan.end - plan.start });
-          // By the audio done, not the pieces: while the audio grows, how many there will be is not known yet.
+          // By the audio done, not the pieces.
           doneSeconds += plan.keepTo - plan.keepFrom;
           request.progress?.(doneSeconds / duration);
           return result;

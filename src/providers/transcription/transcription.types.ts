@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import type { transcriptSegmentSchema, transcriptWordSchema } from '../../types/contract/transcription.js';
-import type { GrowingAudio } from '../../media/ffmpeg.js';
 
 /** The result shape every transcription provider maps its upstream's answer onto. */
 
@@ -27,11 +26,6 @@ export interface TranscriptionRequest {
   signal: AbortSignal;
   /** Pauses in the prepared audio (seconds), where long audio can be cut without cutting a word. */
   silences?: readonly { start: number; end: number }[];
-  /**
-   * The prepared audio while it is still being written, for providers that `readsGrowingAudio`:
-   * how far it has got, its pauses so far, and its end. Others are called once it is complete.
-   */
-  growing?: GrowingAudio;
   /** Reports how much of the work is done, 0..1 (e.g. per piece of long audio). */
   progress?: (fraction: number) => void;
 }
@@ -39,7 +33,5 @@ export interface TranscriptionRequest {
 /** One upstream. Adapters never touch the database; they throw ProviderError. */
 export interface TranscriptionProvider {
   readonly name: string;
-  /** Starts on `request.growing` before the audio is complete (cutting pieces as they are written). */
-  readonly readsGrowingAudio?: boolean;
   transcribe(request: TranscriptionRequest): Promise<TranscriptResult>;
 }

@@ -17,7 +17,8 @@ export function contractComponents(): Record<string, object> {
   const descriptions = new Map<string, string>();
   for (const [schema, meta] of contractEntries()) if (meta.description) descriptions.set(meta.id, meta.description);
   const out: Record<string, object> = {};
-  for (const [id, schema] of Object.entries(schemas)) {
+  // By name: the order modules happen to register them in is not the document's business.
+  for (const [id, schema] of Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))) {
     const { $id: _id, $schema: _schema, ...rest } = tidy(schema) as Record<string, unknown>;
     out[id] = descriptions.has(id) ? { description: descriptions.get(id), ...rest } : rest;
   }

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MediaError, extractAudio, probeMedia } from '../../../src/media/ffmpeg.js';
+import { extractAudio } from '../../../src/media/audio-extraction.js';
+import { MediaError, probeMedia } from '../../../src/media/ffmpeg.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const FFMPEG = process.env.FFMPEG_PATH ?? 'ffmpeg';

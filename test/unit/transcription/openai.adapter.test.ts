@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProviderError } from '../../../src/errors.js';
-import { OpenAiTranscriptionProvider, whisperLanguageCode } from '../../../src/providers/transcription/openai.adapter.js';
+import { OpenAiTranscriptionProvider } from '../../../src/providers/transcription/openai.adapter.js';
+import { whisperLanguageCode } from '../../../src/providers/transcription/whisper-languages.js';
 import type { TranscriptionRequest } from '../../../src/providers/transcription/transcription.types.js';
 import { startFakeOpenAi, verboseJsonFixture, type FakeOpenAiResponse } from '../../fakes/openai.fake.js';
 
