@@ -16,6 +16,7 @@ import { registerAccountPage } from './rest/account-page.js';
 import { registerDocsPage } from './rest/docs-page.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { registerSessionRoutes } from './rest/session.routes.js';
+import { registerStreamRoutes } from './rest/streams.routes.js';
 import type { Services } from './modules/services.js';
 import { enterRequest } from './request-scope.js';
 
@@ -117,6 +118,7 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
   await registerGraphqlDoors(app, { services, resolvers, limits, trustProxy });
 
   registerRestRoutes(app, services);
+  registerStreamRoutes(app, services);
   registerSessionRoutes(app, services);
   await registerAccountPage(app, config);
   await registerDocsPage(app);

@@ -10,6 +10,7 @@ export const ERROR_CATALOGUE = {
   FORBIDDEN: { status: 403, message: 'You may not see or do this.' },
   NOT_FOUND: { status: 404, message: 'Not found.' },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'A request with this idempotency key is still running.' },
+  STREAM_EXPIRED: { status: 410, message: 'This stream URL has expired: parse the page again for a new one.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be JSON (Content-Type: application/json).' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'This idempotency key was used with a different request.' },
   URL_NOT_ALLOWED: { status: 422, message: 'The URL points at an address that may not be fetched.' },

@@ -75,6 +75,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly streamedBytes = new Counter({
+    name: 'mediagate_streamed_bytes_total',
+    help: 'Bytes sent to callers by stream URLs (/api/streams/{token}), included in the parses’ credit',
+    registers: [this.registry],
+  });
+
+  readonly streams = new Counter({
+    name: 'mediagate_streams_total',
+    help: 'Stream requests (/api/streams/{token}) by outcome: opened, or the error code that refused them',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly jobWatchReads = new Counter({
     name: 'mediagate_job_watch_reads_total',
     help: 'Reads of a job row made for jobUpdated subscriptions: one per change of a watched job, however many follow it',

@@ -28,6 +28,10 @@ import { TaskRunner } from './modules/tasks/task-runner.js';
 import { ParseService } from './modules/parse/parse.service.js';
 import { SessionRepository } from './modules/sessions/session.repository.js';
 import { SessionService } from './modules/sessions/session.service.js';
+import { StreamLimits } from './modules/streams/stream-limits.js';
+import { StreamRepository } from './modules/streams/stream.repository.js';
+import { StreamService } from './modules/streams/stream.service.js';
+import { StreamTokens } from './modules/streams/stream-token.js';
 import { TranscriptionService } from './modules/transcription/transcription.service.js';
 import { WebhookSecretRepository } from './modules/webhooks/webhook-secret.repository.js';
 import { WebhookService, eventTypeOf } from './modules/webhooks/webhook.service.js';
@@ -119,6 +123,8 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
   });
   const jobRows = new JobRepository(em);
   const failoverLog = log.child({ component: 'providers' });
+  // Sealed with a key of their own derived from the pepper: valid on every instance that shares it.
+  const streamTokens = new StreamTokens(config.apiKeyPepper);
   const breakers = new CircuitBreakers();
   return {
     config,
@@ -152,6 +158,21 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
       log: failoverLog,
       breakers,
       providers: buildParseProviders(config, client, metrics),
+      streamTokens,
+    }),
+    streams: new StreamService({
+      tokens: streamTokens,
+      repository: new StreamRepository(hot),
+      limits: new StreamLimits(config.streams),
+      client,
+      bounds: {
+        maxBytes: config.streams.maxBytes,
+        maxMs: config.streams.maxMs,
+        allowHosts: config.fetchAllowHosts,
+        ffmpegPath: config.ffmpegPath,
+      },
+      onBytes: (n) => metrics.streamedBytes.inc(n),
+      log: log.child({ component: 'streams' }),
     }),
     transcription: new TranscriptionService({
       config,

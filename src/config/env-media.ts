@@ -107,6 +107,34 @@ export const mediaVariables = {
     .describe(
       'Largest single part of a media file the in-process reader loads into memory: an MP4’s moov box, an HLS playlist’s first segment. A larger part is read by ffprobe as a stream through the gateway’s relay, within what is left of `PROBE_MAX_BYTES`, or given up.',
     ),
+  STREAM_TTL_SECONDS: seconds(1800).describe(
+    'How long a stream URL of a parse answer (`delivery: "stream"`) stays valid (its `expiresAt`); past it, 410 `STREAM_EXPIRED`.',
+  ),
+  STREAM_MAX_SECONDS: seconds(4 * 3600).describe(
+    'How long one stream may run (a request to `/api/streams/{token}`); past it the connection is cut.',
+  ),
+  STREAM_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024 * 1024)
+    .describe(
+      'Bytes one stream may send to its caller, and bytes it may read from the source(s); past either, the connection is cut (never ended as if whole).',
+    ),
+  STREAM_MAX_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(4)
+    .describe('Streams one account may have open at once in one gateway process; past it, 429 `RATE_LIMITED` with `Retry-After`.'),
+  STREAM_FFMPEG_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(4)
+    .describe(
+      'ffmpeg processes streams may run at once in one gateway process (audio taken out, sound left out, tracks joined, manifests remuxed; `0`: none, only pass-through streams). Past it, 503 `PROVIDER_UNAVAILABLE` with `Retry-After`.',
+    ),
   WEBHOOK_TIMEOUT_SECONDS: seconds(10).describe('Time one webhook delivery may take.'),
   WEBHOOK_RETRY_DELAY_SECONDS: seconds(30).describe(
     'The first wait before a failed webhook delivery is tried again; it doubles, up to 3 h, for more than a day.',

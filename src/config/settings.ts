@@ -67,6 +67,14 @@ export function settingsOf(e: Env, given: (name: Variable) => boolean) {
       maxPartBytes: e.PROBE_MAX_PART_BYTES,
     },
     mediaMaxBytes: e.MEDIA_MAX_BYTES,
+    /** The bounds of the parse answers' streams (/api/streams/{token}). */
+    streams: {
+      ttlMs: e.STREAM_TTL_SECONDS * 1000,
+      maxMs: e.STREAM_MAX_SECONDS * 1000,
+      maxBytes: e.STREAM_MAX_BYTES,
+      maxPerAccount: e.STREAM_MAX_PER_ACCOUNT,
+      ffmpegConcurrency: e.STREAM_FFMPEG_CONCURRENCY,
+    },
     /** What transcriptions may have in the temporary directory at once (bytes, downloads), per process. */
     temp: { maxBytes: e.TEMP_MAX_BYTES, maxDownloads: e.TEMP_MAX_DOWNLOADS },
     transcribeMaxPerAccount: e.TRANSCRIBE_MAX_PER_ACCOUNT,

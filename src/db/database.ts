@@ -14,6 +14,7 @@ import { Migration20261125000000_cursor_precision } from './migrations/Migration
 import { Migration20261126000000_history_by_task } from './migrations/Migration20261126000000_history_by_task.js';
 import { Migration20261126043000_session_id_token } from './migrations/Migration20261126043000_session_id_token.js';
 import { Migration20261127000000_session_notify } from './migrations/Migration20261127000000_session_notify.js';
+import { Migration20261128000000_streamed_bytes } from './migrations/Migration20261128000000_streamed_bytes.js';
 
 export const MIGRATIONS = [
   Migration20261122000000_initial,
@@ -24,6 +25,7 @@ export const MIGRATIONS = [
   Migration20261126000000_history_by_task,
   Migration20261126043000_session_id_token,
   Migration20261127000000_session_notify,
+  Migration20261128000000_streamed_bytes,
 ];
 
 /** An open database: the ORM plus whatever embedded server backs it. */

@@ -40,6 +40,10 @@ const SECTIONS: readonly { title: string; variables: readonly string[] }[] = [
     ],
   },
   {
+    title: 'Streams',
+    variables: ['STREAM_TTL_SECONDS', 'STREAM_MAX_SECONDS', 'STREAM_MAX_BYTES', 'STREAM_MAX_PER_ACCOUNT', 'STREAM_FFMPEG_CONCURRENCY'],
+  },
+  {
     title: 'Transcription',
     variables: [
       'TRANSCRIBE_PROVIDERS',

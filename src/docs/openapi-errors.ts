@@ -26,6 +26,7 @@ const TYPICAL: Record<ErrorCode, { when: string } & ErrorExample> = {
   },
   NOT_FOUND: { when: 'no such job visible to the caller', message: 'No such job.' },
   IDEMPOTENCY_KEY_IN_USE: { when: 'a request with this Idempotency-Key is still running' },
+  STREAM_EXPIRED: { when: 'a stream URL past its expiresAt (STREAM_TTL_SECONDS after the parse); parse again for a new one' },
   UNSUPPORTED_MEDIA_TYPE: { when: 'the Content-Type is not application/json' },
   IDEMPOTENCY_KEY_REUSED: { when: 'this Idempotency-Key was used with another body' },
   URL_NOT_ALLOWED: {

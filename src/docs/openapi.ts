@@ -3,6 +3,7 @@ import type { ErrorCode } from '../errors.js';
 import { parseInputSchema } from '../modules/parse/parse.service.js';
 import { transcribeInputSchema } from '../modules/transcription/transcription.service.js';
 import { ACCOUNT_PATHS, OPERATOR_PATHS } from './openapi-side-paths.js';
+import { STREAM_PATHS } from './openapi-stream-paths.js';
 import { errorExamples, errorResponses } from './openapi-errors.js';
 import { CANCELED_JOB_EXAMPLE, JOB_EXAMPLE, PARSE_EXAMPLE, SRT_EXAMPLE, TRANSCRIPTION_EXAMPLE, VTT_EXAMPLE } from './openapi-examples.js';
 import { ALWAYS, LIMITED, json, ref, text } from './openapi-parts.js';
@@ -277,6 +278,7 @@ export function buildOpenApi(): Record<string, unknown> {
           },
         },
       },
+      ...STREAM_PATHS,
       ...ACCOUNT_PATHS,
       ...OPERATOR_PATHS,
     },

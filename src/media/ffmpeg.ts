@@ -34,7 +34,7 @@ export interface MediaRunOptions {
  * are left out on purpose: they open further files named inside the media, which would let a
  * crafted download make ffmpeg read other local files.
  */
-const FORMAT_WHITELIST = [
+export const FORMAT_WHITELIST = [
   'mov',
   'matroska',
   'webm',

@@ -12,6 +12,7 @@ import type { JobService } from './jobs/job.service.js';
 import type { ParseService } from './parse/parse.service.js';
 import type { TaskLedger } from './tasks/task-ledger.js';
 import type { SessionService } from './sessions/session.service.js';
+import type { StreamService } from './streams/stream.service.js';
 import type { TranscriptionService } from './transcription/transcription.service.js';
 import type { WebhookService } from './webhooks/webhook.service.js';
 
@@ -39,6 +40,8 @@ export interface Services {
   creditHistory: CreditHistoryService;
   parse: ParseService;
   transcription: TranscriptionService;
+  /** The parse answers' stream URLs (/api/streams/{token}). */
+  streams: StreamService;
   webhooks: WebhookService;
   close(): Promise<void>;
 }

@@ -20,6 +20,8 @@ export interface GuardedProxy {
  * name itself, refuses unless every address is public (or host:port is allow-listed), and connects
  * to the address it checked. A random password keeps other local processes from using it.
  */
+const CHALLENGE = 'Basic realm="mediagate"';
+
 /** A TCP port as a request names it: 1-65535, else null (net.connect throws on anything else). */
 function portOf(digits: string): number | null {
   if (!/^\d{1,5}$/.test(digits)) return null;
@@ -27,8 +29,21 @@ function portOf(digits: string): number | null {
   return port >= 1 && port <= 65535 ? port : null;
 }
 
-export async function startGuardedProxy(allowHosts: readonly string[]): Promise<GuardedProxy> {
+export async function startGuardedProxy(
+  allowHosts: readonly string[],
+  /** `maxBytes`: what all answers together may bring in; past it every connection is cut. `onBytes` hears of each chunk. */
+  limits: { maxBytes?: number; onBytes?: (n: number) => void } = {},
+): Promise<GuardedProxy> {
   const allowed = parseAllowHosts(allowHosts);
+  let passed = 0;
+  /** Counts what comes in from upstream; false (and every connection cut) once past the cap. */
+  const count = (n: number): boolean => {
+    passed += n;
+    limits.onBytes?.(n);
+    if (passed <= (limits.maxBytes ?? Number.POSITIVE_INFINITY)) return true;
+    for (const s of sockets) s.destroy();
+    return false;
+  };
   const token = randomBytes(16).toString('hex');
   const expectedAuth = `Basic ${Buffer.from(`mediagate:${token}`).toString('base64')}`;
   const refused: string[] = [];
@@ -48,7 +63,8 @@ export async function startGuardedProxy(allowHosts: readonly string[]): Promise<
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.headers['proxy-authorization'] !== expectedAuth) return void res.writeHead(407).end();
+    // The challenge names the scheme: clients that send credentials only when asked (ffmpeg) then send them.
+    if (req.headers['proxy-authorization'] !== expectedAuth) return void res.writeHead(407, { 'proxy-authenticate': CHALLENGE }).end();
     let target: URL;
     try {
       target = new URL(req.url ?? '');
@@ -73,7 +89,13 @@ export async function startGuardedProxy(allowHosts: readonly string[]): Promise<
               // A status or header Node will not repeat: the answer cannot be relayed.
               return void (up.destroy(), res.destroy());
             }
-            up.pipe(res);
+            up.on('data', (chunk: Buffer) => {
+              if (!count(chunk.length)) return void (up.destroy(), res.destroy());
+              if (!res.write(chunk)) up.pause();
+            });
+            res.on('drain', () => up.resume());
+            res.on('close', () => up.destroy());
+            up.on('end', () => res.end());
           },
         );
         upstream.on('error', () => res.destroy());
@@ -87,7 +109,8 @@ export async function startGuardedProxy(allowHosts: readonly string[]): Promise<
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
-    if (req.headers['proxy-authorization'] !== expectedAuth) return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\n\r\n');
+    if (req.headers['proxy-authorization'] !== expectedAuth)
+      return void client.end(`HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: ${CHALLENGE}\r\n\r\n`);
     const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(req.url ?? '');
     const port = m ? portOf(m[2]) : null;
     if (!m || port === null) return void client.end('HTTP/1.1 400 Bad Request\r\n\r\n');
@@ -97,7 +120,12 @@ export async function startGuardedProxy(allowHosts: readonly string[]): Promise<
         const upstream = connect(port, address, () => {
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
           if (head.length) upstream.write(head);
-          upstream.pipe(client);
+          upstream.on('data', (chunk: Buffer) => {
+            if (!count(chunk.length)) return void (upstream.destroy(), client.destroy());
+            if (!client.write(chunk)) upstream.pause();
+          });
+          client.on('drain', () => upstream.resume());
+          upstream.on('end', () => client.end());
           client.pipe(upstream);
         });
         sockets.add(upstream);

@@ -8,6 +8,16 @@ export interface RelayOptions {
   maxBytes: number;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Request headers sent upstream with every request besides the reader's Range (a stream's Referer, cookies). */
+  headers?: Record<string, string>;
+  /** Told of every chunk passed on (a stream counts what it reads). */
+  onBytes?: (n: number) => void;
+}
+
+/** A running relay: its loopback URL, and how to stop it (every upstream request it has open is aborted). */
+export interface Relay {
+  url: string;
+  close(): Promise<void>;
 }
 
 const PASSED_HEADERS = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'last-modified', 'etag'];
@@ -24,12 +34,22 @@ export async function withProbeRelay<T>(
   options: RelayOptions,
   use: (relayUrl: string) => Promise<T>,
 ): Promise<T> {
+  const relay = await openRelay(client, target, options);
+  try {
+    return await use(relay.url);
+  } finally {
+    await relay.close();
+  }
+}
+
+/** Starts a relay for one checked URL (see withProbeRelay); the caller closes it. */
+export async function openRelay(client: GuardedHttpClient, target: string, options: RelayOptions): Promise<Relay> {
   const token = randomBytes(16).toString('hex');
   const sockets = new Set<Socket>();
   let passed = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.url !== `/${token}` || (req.method !== 'GET' && req.method !== 'HEAD')) return void res.writeHead(404).end();
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...options.headers };
     if (typeof req.headers.range === 'string') headers.range = req.headers.range;
     client
       .open(target, { method: req.method, headers, timeoutMs: options.timeoutMs, signal: options.signal, throwOnHttpError: false })
@@ -39,6 +59,7 @@ export async function withProbeRelay<T>(
         res.writeHead(upstream.status, out);
         upstream.body.on('data', (chunk: Buffer) => {
           passed += chunk.length;
+          options.onBytes?.(chunk.length);
           if (passed > options.maxBytes) {
             upstream.body.destroy();
             res.destroy();
@@ -60,10 +81,11 @@ export async function withProbeRelay<T>(
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  try {
-    return await use(`http://127.0.0.1:${port}/${token}`);
-  } finally {
-    for (const s of sockets) s.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
+  return {
+    url: `http://127.0.0.1:${port}/${token}`,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

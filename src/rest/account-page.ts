@@ -33,6 +33,8 @@ export async function registerAccountPage(app: FastifyInstance, config: Config):
           // Covers from parse results live on other sites.
           imgSrc: ["'self'", 'data:', 'blob:', 'https:', 'http:'],
           connectSrc: ["'self'", ...(identityProvider ? [identityProvider] : [])],
+          // Parse results the gateway streams play from its public address (PUBLIC_URL).
+          mediaSrc: ["'self'", new URL(config.publicUrl).origin],
           formAction: ["'self'", ...(identityProvider ? [identityProvider] : [])],
           frameAncestors: ["'none'"],
           baseUri: ["'none'"],

@@ -212,6 +212,21 @@ describe('the account area in a real browser (login link)', () => {
     expect(csv).toContain('CAPTURE');
   });
 
+  it('parses the sound of a video: the gateway’s stream, with a player for it', async () => {
+    await page.getByLabel('Page URL').fill(`${site.origin}/watch`);
+    const result = page.getByTestId('parse-result');
+    // The sound of a video with sound: made by the gateway, a stream URL with a player for it.
+    await page.getByLabel('Mode').selectOption('audio');
+    await page.getByLabel('Audio file').selectOption('mp3');
+    await page.getByRole('button', { name: 'Parse', exact: true }).click();
+    await result.getByText(/^streamed by the gateway until /).waitFor();
+    const player = result.getByTestId('stream-player');
+    expect(await player.evaluate((el: { tagName: string }) => el.tagName)).toBe('AUDIO');
+    expect(new URL((await player.getAttribute('src'))!).pathname).toMatch(/^\/api\/streams\/[A-Za-z0-9_-]+$/);
+    await shot('try-parse-stream');
+    await page.getByLabel('Mode').selectOption('auto');
+  });
+
   it('asks before a login link switches accounts: staying keeps the session and the link, switching ends the old session', async () => {
     const before = (await page.context().cookies()).find((c) => c.name === '__Host-mg_session')!;
     const bea = await h.services.accounts.create(OPERATOR, { name: 'Bea', credits: 3 });

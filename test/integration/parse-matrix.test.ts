@@ -1,5 +1,6 @@
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
+import { StreamTokens } from '../../src/modules/streams/stream-token.js';
 import { serveLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 
@@ -7,6 +8,7 @@ import { TEST_DATABASES } from '../support/test-database.js';
  * Every page kind × mode × the qualities that matter, through both doors, on real media made by
  * ffmpeg (progressive files with and without sound, HLS and DASH from ffmpeg's own muxers). Each
  * cell asserts the chosen URL, kind and height, and that one credit was charged, or none on a refusal.
+ * A streamed cell (`stream`: what the gateway does) names the source its sealed stream URL stands for.
  */
 
 const AV = 'video/mp4; codecs="avc1.42c01f, mp4a.40.2"';
@@ -91,6 +93,8 @@ interface Success {
   hasAudio?: boolean | null;
   audio?: string | null;
   items?: number;
+  /** The answer is the gateway's stream of `url`, made so (delivery "stream"); else `url` itself (delivery "direct"). */
+  stream?: 'pass' | 'audio:best' | 'mute' | 'merge';
 }
 type Expectation = Success | { error: 'NO_MEDIA_FOUND'; message?: RegExp };
 
@@ -103,17 +107,17 @@ const CELLS: Cell[] = [
   ['og', 'auto', '1080', { url: '/media/av-1080.mp4', kind: 'video', height: 1080 }],
   ['og', 'auto', '720', { url: '/media/av-720.mp4', kind: 'video', height: 720 }],
   ['og', 'auto', '480', { url: '/media/av-480.mp4', kind: 'video', height: 480 }],
-  ['og', 'audio', '720', noAudio],
-  ['og', 'mute', '720', noSilent], // every rendition probed has sound
+  ['og', 'audio', '720', { url: '/media/av-720.mp4', kind: 'audio', height: null, hasAudio: true, stream: 'audio:best' }],
+  ['og', 'mute', '720', { url: '/media/av-720.mp4', kind: 'video', height: 720, hasAudio: false, stream: 'mute' }], // every rendition has sound
 
   ['twitter', 'auto', '720', { url: '/media/av-720.mp4', kind: 'video', height: 720, hasAudio: true }],
-  ['twitter', 'mute', '720', noSilent],
-  ['twitter', 'audio', '720', noAudio],
+  ['twitter', 'mute', '720', { url: '/media/av-720.mp4', kind: 'video', height: 720, hasAudio: false, stream: 'mute' }],
+  ['twitter', 'audio', '720', { url: '/media/av-720.mp4', kind: 'audio', height: null, stream: 'audio:best' }],
 
   ['jsonld', 'auto', 'max', { url: '/media/av-1080.mp4', kind: 'video', height: 1080 }],
   ['jsonld', 'auto', '480', { url: '/media/av-1080.mp4', kind: 'video', height: 1080 }], // the only one there is
-  ['jsonld', 'mute', '1080', noSilent],
-  ['jsonld', 'audio', '1080', noAudio],
+  ['jsonld', 'mute', '1080', { url: '/media/av-1080.mp4', kind: 'video', height: 1080, hasAudio: false, stream: 'mute' }], // probed
+  ['jsonld', 'audio', '1080', { url: '/media/av-1080.mp4', kind: 'audio', height: null, stream: 'audio:best' }], // probed
 
   ['ladder', 'auto', 'max', { url: '/media/av-1080.mp4', kind: 'video', height: 1080, hasAudio: true }],
   ['ladder', 'auto', '720', { url: '/media/av-720.mp4', kind: 'video', height: 720, hasAudio: true }],
@@ -121,7 +125,7 @@ const CELLS: Cell[] = [
   ['ladder', 'mute', '1080', { url: '/media/v-1080.mp4', kind: 'video', height: 1080, hasAudio: false }],
   ['ladder', 'mute', '720', { url: '/media/v-720.mp4', kind: 'video', height: 720, hasAudio: false }],
   ['ladder', 'mute', '480', { url: '/media/v-480.mp4', kind: 'video', height: 480, hasAudio: false }],
-  ['ladder', 'audio', '720', noAudio],
+  ['ladder', 'audio', '720', { url: '/media/av-720.mp4', kind: 'audio', height: null, hasAudio: true, stream: 'audio:best' }],
 
   ['untyped', 'auto', '720', { url: '/media/av-720.mp4', kind: 'video', height: 720, hasAudio: true }], // probed
   ['untyped', 'mute', '720', { url: '/media/v-720.mp4', kind: 'video', height: 720, hasAudio: false }], // probed until silent
@@ -134,70 +138,126 @@ const CELLS: Cell[] = [
     'hlsPage',
     'auto',
     '720',
-    { url: '/hls/split/720p/index.m3u8', kind: 'video', height: 720, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+    {
+      url: '/hls/split/720p/index.m3u8',
+      kind: 'video',
+      height: 720,
+      hasAudio: true,
+      audio: '/hls/split/audio/index.m3u8',
+      stream: 'merge',
+    },
   ],
   [
     'hlsMaster',
     'auto',
     'max',
-    { url: '/hls/split/1080p/index.m3u8', kind: 'video', height: 1080, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+    {
+      url: '/hls/split/1080p/index.m3u8',
+      kind: 'video',
+      height: 1080,
+      hasAudio: true,
+      audio: '/hls/split/audio/index.m3u8',
+      stream: 'merge',
+    },
   ],
   [
     'hlsMaster',
     'auto',
     '1080',
-    { url: '/hls/split/1080p/index.m3u8', kind: 'video', height: 1080, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+    {
+      url: '/hls/split/1080p/index.m3u8',
+      kind: 'video',
+      height: 1080,
+      hasAudio: true,
+      audio: '/hls/split/audio/index.m3u8',
+      stream: 'merge',
+    },
   ],
   [
     'hlsMaster',
     'auto',
     '720',
-    { url: '/hls/split/720p/index.m3u8', kind: 'video', height: 720, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+    {
+      url: '/hls/split/720p/index.m3u8',
+      kind: 'video',
+      height: 720,
+      hasAudio: true,
+      audio: '/hls/split/audio/index.m3u8',
+      stream: 'merge',
+    },
   ],
   [
     'hlsMaster',
     'auto',
     '480',
-    { url: '/hls/split/480p/index.m3u8', kind: 'video', height: 480, hasAudio: false, audio: '/hls/split/audio/index.m3u8' },
+    {
+      url: '/hls/split/480p/index.m3u8',
+      kind: 'video',
+      height: 480,
+      hasAudio: true,
+      audio: '/hls/split/audio/index.m3u8',
+      stream: 'merge',
+    },
   ],
   ['hlsMaster', 'audio', '720', { url: '/hls/split/audio/index.m3u8', kind: 'audio', height: null, hasAudio: true }],
   ['hlsMaster', 'mute', '720', { url: '/hls/split/720p/index.m3u8', kind: 'video', height: 720, hasAudio: false, audio: null }],
   ['hlsMuxed', 'auto', '720', { url: '/hls/muxed/720p/index.m3u8', kind: 'video', height: 720, hasAudio: true, audio: null }],
   ['hlsMuxed', 'auto', '480', { url: '/hls/muxed/480p/index.m3u8', kind: 'video', height: 480, hasAudio: true }],
-  ['hlsMuxed', 'mute', '720', noSilent],
-  ['hlsMuxed', 'audio', '720', noAudio],
+  ['hlsMuxed', 'mute', '720', { url: '/hls/muxed/720p/index.m3u8', kind: 'video', height: 720, hasAudio: false, stream: 'mute' }],
+  ['hlsMuxed', 'audio', '720', { url: '/hls/muxed/720p/index.m3u8', kind: 'audio', height: null, stream: 'audio:best' }],
   ['hlsNoCodecs', 'auto', '720', { url: '/hls/nocodecs/720p/index.m3u8', kind: 'video', height: 720, hasAudio: true }], // probed
-  ['hlsNoCodecs', 'mute', '480', noSilent], // probed: both have sound
+  ['hlsNoCodecs', 'mute', '480', { url: '/hls/nocodecs/480p/index.m3u8', kind: 'video', height: 480, stream: 'mute' }], // probed: both have sound
   ['hlsMedia', 'auto', '720', { url: '/hls/single/index.m3u8', kind: 'video', height: 720, hasAudio: true }],
 
   [
     'dash',
     'auto',
     'max',
-    { url: '/dash/single/manifest-stream0.mp4', kind: 'video', height: 1080, hasAudio: false, audio: '/dash/single/manifest-stream3.mp4' },
+    {
+      url: '/dash/single/manifest-stream0.mp4',
+      kind: 'video',
+      height: 1080,
+      hasAudio: true,
+      audio: '/dash/single/manifest-stream3.mp4',
+      stream: 'merge',
+    },
   ],
   [
     'dash',
     'auto',
     '720',
-    { url: '/dash/single/manifest-stream1.mp4', kind: 'video', height: 720, hasAudio: false, audio: '/dash/single/manifest-stream3.mp4' },
+    {
+      url: '/dash/single/manifest-stream1.mp4',
+      kind: 'video',
+      height: 720,
+      hasAudio: true,
+      audio: '/dash/single/manifest-stream3.mp4',
+      stream: 'merge',
+    },
   ],
   [
     'dash',
     'auto',
     '480',
-    { url: '/dash/single/manifest-stream2.mp4', kind: 'video', height: 480, hasAudio: false, audio: '/dash/single/manifest-stream3.mp4' },
+    {
+      url: '/dash/single/manifest-stream2.mp4',
+      kind: 'video',
+      height: 480,
+      hasAudio: true,
+      audio: '/dash/single/manifest-stream3.mp4',
+      stream: 'merge',
+    },
   ],
   ['dash', 'audio', '720', { url: '/dash/single/manifest-stream3.mp4', kind: 'audio', height: null, hasAudio: true }],
   ['dash', 'mute', '720', { url: '/dash/single/manifest-stream1.mp4', kind: 'video', height: 720, hasAudio: false, audio: null }],
   // Segmented representations have no URL of their own: the manifest is the answer.
   ['dashSegmented', 'auto', '720', { url: '/dash/segmented/manifest.mpd', kind: 'video', height: null, hasAudio: true }],
-  ['dashSegmented', 'mute', '720', noSilent],
-  ['dashSegmented', 'audio', '720', noAudio],
+  ['dashSegmented', 'mute', '720', { url: '/dash/segmented/manifest.mpd', kind: 'video', height: null, hasAudio: false, stream: 'mute' }],
+  ['dashSegmented', 'audio', '720', { url: '/dash/segmented/manifest.mpd', kind: 'audio', height: null, stream: 'audio:best' }],
 
   ['mp4', 'auto', '720', { url: '/media/av-720.mp4', kind: 'video', height: 720, hasAudio: true }], // probed
-  ['mp4', 'mute', '720', noSilent],
-  ['mp4', 'audio', '720', noAudio],
+  ['mp4', 'mute', '720', { url: '/media/av-720.mp4', kind: 'video', height: 720, hasAudio: false, stream: 'mute' }],
+  ['mp4', 'audio', '720', { url: '/media/av-720.mp4', kind: 'audio', height: null, hasAudio: true, stream: 'audio:best' }],
   ['silentMp4', 'auto', '720', { url: '/media/v-480.mp4', kind: 'video', height: 480, hasAudio: false }],
   ['silentMp4', 'audio', '480', noAudio],
   ['silentMp4', 'mute', '480', { url: '/media/v-480.mp4', kind: 'video', height: 480, hasAudio: false }],
@@ -206,11 +266,12 @@ const CELLS: Cell[] = [
   ['mp3', 'mute', '720', noSilent],
 
   ['gallery', 'auto', '720', { url: '/media/v-720.mp4', kind: 'video', height: 720, items: 4 }],
-  ['gallery', 'audio', '720', noAudio],
-  ['gallery', 'mute', '720', { url: '/media/v-720.mp4', kind: 'video', height: 720, hasAudio: false, items: 0 }],
+  ['gallery', 'audio', '720', { url: '/media/av-480.mp4', kind: 'audio', height: null, items: 0, stream: 'audio:best' }], // the loud clip
+  // Both clips: the quiet one as it is, the loud one without its sound (the stream of items[1]).
+  ['gallery', 'mute', '720', { url: '/media/v-720.mp4', kind: 'video', height: 720, hasAudio: false, items: 2 }],
 ];
 
-const FORMAT = 'url kind container width height bitrate codecs durationSeconds hasAudio hasVideo expiresAt headers';
+const FORMAT = 'url kind container width height bitrate codecs durationSeconds hasAudio hasVideo expiresAt headers delivery';
 const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
   id status provider media { ${FORMAT} audio { ${FORMAT} } } alternatives { ${FORMAT} }
   items { ${FORMAT} title cover { url } alternatives { url } } itemsTotal
@@ -234,11 +295,23 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
   });
 
   const path = (url: string | null | undefined) => (url ? new URL(url).pathname : null);
+  const tokens = new StreamTokens(TEST_PEPPER);
 
   /** The body both doors answer, checked against one cell. */
   function check(body: any, expect_: Success) {
     expect(body.status).toBe('SUCCEEDED');
-    expect(path(body.media.url)).toBe(expect_.url);
+    if (expect_.stream) {
+      // The gateway's stream: its sealed token names the source and what is done to it.
+      expect(body.media.delivery).toBe('stream');
+      const grant = tokens.open(path(body.media.url)!.replace('/api/streams/', ''));
+      expect({ source: path(grant?.sources[0].url), processing: grant?.processing }).toEqual({
+        source: expect_.url,
+        processing: expect_.stream,
+      });
+    } else {
+      expect(body.media.delivery).toBe('direct');
+      expect(path(body.media.url)).toBe(expect_.url);
+    }
     expect(body.media.kind).toBe(expect_.kind);
     expect(body.media.height).toBe(expect_.height);
     if (expect_.hasAudio !== undefined) expect(body.media.hasAudio).toBe(expect_.hasAudio);
@@ -276,7 +349,12 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
     // The same answer through both doors, but for the job id.
     const { id: _r, ...restBody } = rest.json();
     const { id: _g, ...gqlBody } = gql.data.parse;
-    expect(gqlBody.media).toEqual(restBody.media.audio === undefined ? { ...restBody.media, audio: null } : restBody.media);
+    // A stream URL names its job and expires from its own parse: the rest is the same.
+    const same = ({ url, expiresAt, ...m }: Record<string, unknown>, streamed: boolean) => (streamed ? m : { url, expiresAt, ...m });
+    const streamed = restBody.media.delivery === 'stream';
+    expect(same(gqlBody.media, streamed)).toEqual(
+      same(restBody.media.audio === undefined ? { ...restBody.media, audio: null } : restBody.media, streamed),
+    );
     expect(gqlBody.itemsTotal).toBe(restBody.itemsTotal);
     for (const a of [viaRest, viaGql]) {
       expect(await h.balance(a.accountId)).toEqual({ available: 2, held: 0 });

@@ -88,9 +88,9 @@ describe('parse', () => {
     const gql = await h.gql(
       `mutation($input: ParseInput!) { parse(input: $input) {
          id status url mode quality provider
-         media { url kind container width height bitrate codecs durationSeconds hasAudio hasVideo expiresAt headers audio { url } }
-         alternatives { url kind container width height bitrate codecs durationSeconds hasAudio hasVideo expiresAt headers audio { url } }
-         items { url kind container width height bitrate codecs durationSeconds hasAudio hasVideo expiresAt headers audio { url } title cover { url width height } alternatives { url } } itemsTotal
+         media { url kind container width height bitrate codecs durationSeconds hasAudio hasVideo expiresAt headers delivery audio { url } }
+         alternatives { url kind container width height bitrate codecs durationSeconds hasAudio hasVideo expiresAt headers delivery audio { url } }
+         items { url kind container width height bitrate codecs durationSeconds hasAudio hasVideo expiresAt headers delivery audio { url } title cover { url width height } alternatives { url } } itemsTotal
          cover { url width height }
          metadata { title author durationSeconds publishedAt description site }
          credits { charged balance } } }`,

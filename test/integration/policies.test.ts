@@ -176,6 +176,9 @@ const SYSTEM_METHODS: Partial<Record<ServiceName, Record<string, string>>> = {
     sweep: "the sweeper: fails jobs past their deadline, whoever's they are",
     interruptRunning: 'the process stopping',
   },
+  streams: {
+    open: 'a stream URL: the sealed token is the credential; the parse’s key (not revoked) and membership are checked again at each open',
+  },
   transcription: {
     price: 'a price list: reads nothing',
     tempUsage: 'the process-wide temp disk figures, for metrics and tests: no caller’s data',

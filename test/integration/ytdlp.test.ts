@@ -1,6 +1,12 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
+import { fetchStream, probeBytes } from '../support/streams.js';
+import { TEST_PEPPER } from '../support/harness.js';
+import { StreamTokens } from '../../src/modules/streams/stream-token.js';
+
+/** The source a stream URL stands for (tests hold the gateway's pepper). */
+const sourceOf = (url: string) => new StreamTokens(TEST_PEPPER).open(new URL(url).pathname.replace('/api/streams/', ''))?.sources[0].url;
 
 /** The real yt-dlp program, made to fetch through the guarded proxy. */
 describe('parse through yt-dlp', () => {
@@ -34,16 +40,25 @@ describe('parse through yt-dlp', () => {
     await target.close();
   });
 
-  it('resolves a page with yt-dlp’s extractors and maps its formats and metadata', async () => {
+  it('resolves a page with yt-dlp’s extractors and maps its formats and metadata; the Referer it reports is sent by the gateway’s stream', async () => {
     const { key } = await h.account();
     const res = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
       provider: 'ytdlp',
-      media: { url: `${site.origin}/clip.mp4`, kind: 'video', container: 'mp4' },
+      media: { kind: 'video', container: 'mp4', delivery: 'stream', headers: null },
       metadata: { title: expect.stringContaining('Skate session'), site: site.hostPort },
     });
-    expect(res.json().media.headers).toHaveProperty('Referer', `${site.origin}/watch`);
+    expect(sourceOf(res.json().media.url)).toBe(`${site.origin}/clip.mp4`);
+    const got = await fetchStream(h, res.json().media.url);
+    expect(got.status).toBe(200);
+    expect(
+      probeBytes(got.bytes, 'mp4')
+        .streams.map((s) => s.type)
+        .sort(),
+    ).toEqual(['audio', 'video']);
+    // The headers reached the site: the stream was asked for as the page's player would.
+    expect(site.hits.filter((hit) => hit === 'GET /clip.mp4').length).toBeGreaterThan(0);
   });
 
   it('keeps yt-dlp behind the same rules: a redirect to a private address is refused and never reached', async () => {
@@ -61,8 +76,8 @@ describe('parse through yt-dlp', () => {
     const rest = await h.rest('/api/parse', { url: `${site.origin}/gallery` }, a.key);
     expect(rest.statusCode).toBe(200);
     const body = rest.json();
-    expect(body.media.url).toBe(`${site.origin}/a.mp4`);
-    expect(body.items.map((i: { url: string }) => i.url)).toEqual([`${site.origin}/a.mp4`, `${site.origin}/b.mp4`]);
+    expect(sourceOf(body.media.url)).toBe(`${site.origin}/a.mp4`);
+    expect(body.items.map((i: { url: string }) => sourceOf(i.url))).toEqual([`${site.origin}/a.mp4`, `${site.origin}/b.mp4`]);
     expect(body.itemsTotal).toBe(3);
     expect(body.items[0]).toMatchObject({ kind: 'video', title: expect.any(String), alternatives: [] });
     expect(body.credits).toEqual({ charged: 1, balance: 2 });
@@ -73,8 +88,11 @@ describe('parse through yt-dlp', () => {
       b.key,
     );
     expect(gql.errors).toBeUndefined();
-    expect(gql.data.parse).toMatchObject({ media: { url: `${site.origin}/a.mp4` }, itemsTotal: 3, credits: { charged: 1 } });
-    expect(gql.data.parse.items.map((i: { url: string }) => i.url)).toEqual(body.items.map((i: { url: string }) => i.url));
+    expect(gql.data.parse).toMatchObject({ itemsTotal: 3, credits: { charged: 1 } });
+    expect(sourceOf(gql.data.parse.media.url)).toBe(`${site.origin}/a.mp4`);
+    expect(gql.data.parse.items.map((i: { url: string }) => sourceOf(i.url))).toEqual(
+      body.items.map((i: { url: string }) => sourceOf(i.url)),
+    );
   });
 
   it('says NO_MEDIA_FOUND for a page yt-dlp finds nothing on', async () => {

@@ -216,10 +216,10 @@ export const PARSE = graphql(`
     parse(input: $input) {
       id
       media {
-        url kind container width height hasAudio durationSeconds
-        audio { url kind container width height hasAudio durationSeconds }
+        url kind container width height hasAudio durationSeconds delivery expiresAt
+        audio { url kind container width height hasAudio durationSeconds delivery expiresAt }
       }
-      alternatives { url kind container width height hasAudio durationSeconds }
+      alternatives { url kind container width height hasAudio durationSeconds delivery expiresAt }
       itemsTotal
       cover { url }
       metadata { title author durationSeconds site }

@@ -7,6 +7,8 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
   const [url, setUrl] = useState('');
   const [mode, setMode] = useState('auto');
   const [quality, setQuality] = useState('720');
+  const [audioFormat, setAudioFormat] = useState('best');
+  const [stream, setStream] = useState(false);
   const [mediaUrl, setMediaUrl] = useState('');
   const [language, setLanguage] = useState('');
   const [parsed, setParsed] = useState<ParseResult | null>(null);
@@ -40,7 +42,8 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
           e.preventDefault();
           void run('parse', async () => {
             setTranscript(null);
-            setParsed((await gql(PARSE, { input: { url, mode, quality } })).parse);
+            const input = { url, mode, quality, ...(mode === 'audio' ? { audioFormat } : {}), ...(stream ? { stream } : {}) };
+            setParsed((await gql(PARSE, { input })).parse);
           });
         }}
       >
@@ -72,6 +75,22 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
             <option value="720">720</option>
             <option value="480">480</option>
           </select>
+        </label>
+        {mode === 'audio' && (
+          <label>
+            Audio file
+            <select name="audio-format" value={audioFormat} onChange={(e) => setAudioFormat((e.target as HTMLSelectElement).value)}>
+              <option value="best">best (the source’s codec)</option>
+              <option value="mp3">mp3</option>
+              <option value="opus">opus</option>
+              <option value="m4a">m4a</option>
+              <option value="wav">wav</option>
+            </select>
+          </label>
+        )}
+        <label class="check">
+          <input type="checkbox" name="stream" checked={stream} onChange={(e) => setStream((e.target as HTMLInputElement).checked)} />{' '}
+          Through the gateway
         </label>
         <button type="submit" disabled={busy !== null}>
           {busy === 'parse' ? 'Parsing…' : 'Parse'}
@@ -130,6 +149,12 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
                 {parsed.media.url}
               </a>
             </dd>
+            <dt>Delivery</dt>
+            <dd>
+              {parsed.media.delivery === 'stream'
+                ? `streamed by the gateway${parsed.media.expiresAt ? ` until ${new Date(parsed.media.expiresAt).toLocaleTimeString()}` : ''}`
+                : 'direct from the site'}
+            </dd>
             <dt>Kind</dt>
             <dd>
               {parsed.media.kind}
@@ -141,6 +166,20 @@ export function TryItSection({ onCharged }: { onCharged: () => void }) {
               <>
                 <dt>Audio track</dt>
                 <dd>{parsed.media.audio.url}</dd>
+              </>
+            )}
+            {parsed.media.delivery === 'stream' && (
+              <>
+                <dt>Play</dt>
+                <dd>
+                  {parsed.media.kind === 'audio' ? (
+                    // biome-ignore lint/a11y/useMediaCaption: any site's media; the gateway has no captions for it
+                    <audio controls preload="none" src={parsed.media.url} data-testid="stream-player" />
+                  ) : (
+                    // biome-ignore lint/a11y/useMediaCaption: any site's media; the gateway has no captions for it
+                    <video controls preload="none" src={parsed.media.url} class="player" data-testid="stream-player" />
+                  )}
+                </dd>
               </>
             )}
             <dt>Other formats</dt>

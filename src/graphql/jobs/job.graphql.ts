@@ -56,6 +56,10 @@ export class JobType implements JobView {
   provider!: string | null;
   @Field(() => Credits, { description: 'Credits held while the job is QUEUED or RUNNING; 0 once it ended' }) creditsHeld!: number;
   @Field(() => Credits, { description: 'Credits captured when the job SUCCEEDED; 0 otherwise' }) creditsCharged!: number;
+  @Field(() => Credits, {
+    description: 'Bytes the gateway streamed for this parse’s stream URLs (delivery "stream"), added as each stream ends; 0 otherwise',
+  })
+  streamedBytes!: number;
   @Field(() => DateTime, { description: 'When the job was opened' }) createdAt!: Date;
   @Field(() => DateTime, { nullable: true, description: 'When a worker started it; null while QUEUED' }) startedAt!: Date | null;
   @Field(() => DateTime, { nullable: true, description: 'When it ended (SUCCEEDED, FAILED or CANCELED); null before' })

@@ -7,7 +7,11 @@ import { InheritsScope } from '../scopes.js';
   description: 'A direct media URL and what is known of it; null means unknown, never a guess.',
 })
 export class MediaFormatType {
-  @Field({ description: 'The direct media URL: a file, or an HLS (m3u8) or DASH (mpd) manifest' }) url!: string;
+  @Field({
+    description:
+      'The direct media URL (a file, or an HLS (m3u8) or DASH (mpd) manifest), or with delivery "stream" the gateway’s stream URL ({PUBLIC_URL}/api/streams/{token}), valid until expiresAt',
+  })
+  url!: string;
   @Field({ description: 'video, audio or image' }) kind!: string;
   @Field(() => String, { nullable: true, description: 'Container or file type: mp4, webm, m3u8, mpd, mp3, jpg, …; null when unknown' })
   container!: string | null;
@@ -24,6 +28,11 @@ export class MediaFormatType {
   expiresAt!: string | null;
   @Field(() => JSONObject, { nullable: true, description: 'Request headers the URL needs (e.g. Referer), name → value; null when none' })
   headers!: Record<string, string> | null;
+  @Field({
+    description:
+      'direct: url is the source itself; stream: url is the gateway’s signed stream (audio taken out of a video, a video without its sound, separate tracks joined, request headers sent for you, or stream: true)',
+  })
+  delivery!: string;
   @Field(() => MediaFormatType, {
     nullable: true,
     description: 'For a video variant without sound of its own (HLS/DASH): the audio track to play or mux with it',
@@ -89,6 +98,10 @@ export class ParseResultType {
   @Field({ description: 'The page URL, as checked' }) url!: string;
   @Field({ description: 'The mode applied: auto, audio or mute' }) mode!: string;
   @Field({ description: 'The quality applied: max, 1080, 720 or 480 (the default when none was asked)' }) quality!: string;
+  @Field(() => String, { nullable: true, description: 'The audio file asked for (best, mp3, opus, m4a, wav), when the request named one' })
+  audioFormat?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Whether every format was asked through the gateway, when the request said' })
+  stream?: boolean | null;
   @Field(() => MediaFormatType, { description: 'The format chosen for mode and quality: the highest at or below the quality’s height' })
   @InheritsScope()
   media!: MediaFormatType;
@@ -112,7 +125,8 @@ export class ParseResultType {
 }
 
 @InputType({
-  description: 'mode: auto | audio | mute (default auto); quality: max | 1080 | 720 | 480 (default 1080 for members, 720 otherwise)',
+  description:
+    'mode: auto | audio | mute (default auto); quality: max | 1080 | 720 | 480 (default 1080 for members, 720 otherwise); audioFormat: best | mp3 | opus | m4a | wav (default best); stream (default false)',
 })
 export class ParseInput {
   @Field({
@@ -130,4 +144,15 @@ export class ParseInput {
     description: 'max, 1080, 720 or 480: the highest format at or below this height; max and 1080 need a membership (MEMBERSHIP_REQUIRED)',
   })
   quality?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'best, mp3, opus, m4a or wav: the audio file the gateway makes when it streams audio (mode audio); best (default) copies the source’s codec into a container that fits it, the others convert',
+  })
+  audioFormat?: string | null;
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'true: every format comes through the gateway (delivery "stream"), as for media that needs request headers; default false',
+  })
+  stream?: boolean | null;
 }

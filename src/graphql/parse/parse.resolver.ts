@@ -33,5 +33,6 @@ export async function resolveParse(
   { input, idempotencyKey }: { input: ParseInput; idempotencyKey?: string | null },
   ctx: GqlContext,
 ): Promise<ParseResultType> {
-  return ctx.services.parse.parse(await ctx.principal(), { ...input }, { idempotencyKey });
+  // Every format of the answer has its delivery (the service sets it, on replays of older answers too).
+  return (await ctx.services.parse.parse(await ctx.principal(), { ...input }, { idempotencyKey })) as ParseResultType;
 }

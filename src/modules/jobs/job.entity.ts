@@ -21,6 +21,7 @@ export class Job {
     | 'requestHash'
     | 'requestId'
     | 'progress'
+    | 'streamedBytes'
     | 'createdAt'
     | 'startedAt'
     | 'finishedAt';
@@ -77,6 +78,10 @@ export class Job {
 
   @Property({ type: 'float' })
   progress: number = 0;
+
+  /** Bytes the gateway streamed for this parse's stream URLs (added as each stream ends). */
+  @Property({ type: new BigIntType('number'), fieldName: 'streamed_bytes' })
+  streamedBytes: number = 0;
 
   @Property({ type: 'timestamptz' })
   deadlineAt!: Date;

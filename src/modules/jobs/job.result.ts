@@ -23,7 +23,10 @@ export function successBody<E extends object, R extends object>(jobId: string, e
 }
 
 /** The request fields each operation's answer repeats (what the services pass as `echo`). */
-const ECHOED: Record<JobOperation, readonly string[]> = { PARSE: ['url', 'mode', 'quality'], TRANSCRIBE: ['mediaUrl'] };
+const ECHOED: Record<JobOperation, readonly string[]> = {
+  PARSE: ['url', 'mode', 'quality', 'audioFormat', 'stream'],
+  TRANSCRIBE: ['mediaUrl'],
+};
 
 /** A succeeded job's answer, rebuilt from its row: the stored result with the balance kept at its capture; null before. */
 export function jobSuccessBody(job: Job): Record<string, unknown> | null {

@@ -27,6 +27,8 @@ export interface JobView {
   provider: string | null;
   creditsHeld: number;
   creditsCharged: number;
+  /** Bytes the gateway streamed for a parse's stream URLs so far (0 for a transcription). */
+  streamedBytes: number;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -50,6 +52,7 @@ export function toJobView(job: Job): JobView {
     provider: job.provider,
     creditsHeld: job.status === 'QUEUED' || job.status === 'RUNNING' ? job.holdAmount : 0,
     creditsCharged: job.creditsCharged,
+    streamedBytes: job.streamedBytes,
     createdAt: job.createdAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,

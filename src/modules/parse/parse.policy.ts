@@ -23,4 +23,8 @@ export const parsePolicy = {
       throw new AppError('MEMBERSHIP_REQUIRED', `Quality ${quality} requires an active monthly membership.`);
     return quality;
   },
+  /** Whether a parse needed a membership (an API key, or a members-only quality): its stream URLs are refused once it ends. */
+  needsMembership(principal: Principal, quality: string): boolean {
+    return principal.via === 'api_key' || MEMBERS_ONLY_QUALITIES.has(quality);
+  },
 };

@@ -77,7 +77,9 @@ export class BuiltinParseProvider implements ParseProvider {
       });
     }
     if (!offer.sources.length) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
-    if (mode === 'mute') await this.findSilent(offer.sources, quality, signal, probed, accountId);
+    if (mode === 'mute') await this.findSound(offer.sources, quality, signal, probed, accountId, 'silent');
+    // No audio-only format and no separate track: a video known to have sound is what the audio can be taken from.
+    if (mode === 'audio') await this.findSound(offer.sources, quality, signal, probed, accountId, 'sound');
     const chosen = chooseItems(this.name, offer.sources, mode, quality);
     const { source, selection } = chosen[0];
     const media = selection.media;
@@ -303,16 +305,23 @@ export class BuiltinParseProvider implements ParseProvider {
     return true;
   }
 
-  /** Probes the best candidates whose sound nothing states, until one is known to be silent (bounded). */
-  private async findSilent(
+  /**
+   * Probes the best candidates whose sound nothing states (bounded), when the mode needs to know:
+   * `silent` (mode mute) unless a video is known silent; `sound` (mode audio) unless there is an
+   * audio format, a separate track or a video known to have sound.
+   */
+  private async findSound(
     sources: ItemSource[],
     quality: ParseQuality,
     signal: AbortSignal,
     probed: Set<string>,
     accountId: string,
+    wanted: 'silent' | 'sound',
   ): Promise<void> {
-    const videos = sources.flatMap((s) => s.formats).filter((f) => f.kind === 'video');
-    if (videos.some((f) => f.hasAudio === false)) return;
+    const formats = sources.flatMap((s) => s.formats);
+    const videos = formats.filter((f) => f.kind === 'video');
+    if (wanted === 'silent' && videos.some((f) => f.hasAudio === false)) return;
+    if (wanted === 'sound' && formats.some((f) => f.kind === 'audio' || f.audio || (f.kind === 'video' && f.hasAudio === true))) return;
     const unknown = rankByQuality(
       videos.filter((f) => f.hasAudio === null && f.container !== 'mpd'),
       quality,

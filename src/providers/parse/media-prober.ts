@@ -7,6 +7,7 @@ import { FetchError } from '../../net/fetch-error.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import { withProbeRelay } from '../../net/probe-relay.js';
 import { MemoryBudgetError, PartTooLargeError, RangeReader, RangesUnsupportedError } from '../../net/range-reader.js';
+import { audioCodecsOf, videoCodecsOf } from './codecs.js';
 import { readHls } from './manifest.reader.js';
 import type { MediaFormat } from './parse.types.js';
 import type { ProbeBudget, ProbeLease, ProbeRefusal } from './probe.budget.js';
@@ -256,6 +257,16 @@ function looksLikeText(head: Buffer): boolean {
 /** Fills what a probe learnt into a format: the file's own streams outrank what the page said of them. */
 export function applyProbe(format: MediaFormat, facts: StreamFacts | null): void {
   if (!facts) return;
+  // A format the gateway's stream makes from this URL keeps what it will be: only its length and codecs are learned.
+  if (format.derived) {
+    format.durationSeconds ??= facts.durationSeconds;
+    format.codecs ??= (format.derived === 'audio' ? audioCodecsOf(facts.codecs) : videoCodecsOf(facts.codecs)) ?? null;
+    if (format.derived === 'mute' && facts.hasVideo) {
+      format.width = facts.width ?? format.width;
+      format.height = facts.height ?? format.height;
+    }
+    return;
+  }
   format.hasAudio = format.audio ? false : facts.hasAudio;
   format.hasVideo = facts.hasVideo;
   if (!facts.hasVideo && facts.hasAudio && format.kind === 'video') {

@@ -38,6 +38,9 @@ export const jobBodySchema = component(
     provider: z.string().nullable().meta({ description: 'the provider that did the work, once known' }),
     creditsHeld: z.int().meta({ description: 'credits on hold while the job is QUEUED or RUNNING; 0 after' }),
     creditsCharged: z.int().meta({ description: 'credits captured on success; 0 otherwise' }),
+    streamedBytes: z.int().meta({
+      description: 'bytes the gateway streamed for this parse’s stream URLs (delivery "stream"), added as each stream ends; 0 otherwise',
+    }),
     createdAt: isoDateTime(),
     startedAt: isoDateTime().nullable(),
     finishedAt: isoDateTime().nullable(),

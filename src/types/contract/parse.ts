@@ -4,13 +4,19 @@ import { component, creditsSchema } from './common.js';
 export const PARSE_MODES = ['auto', 'audio', 'mute'] as const;
 export const PARSE_QUALITIES = ['max', '1080', '720', '480'] as const;
 export const MEDIA_KINDS = ['video', 'audio', 'image'] as const;
+export const DELIVERIES = ['direct', 'stream'] as const;
+/** The parse request's `audioFormat`: `best` copies the source's codec into a container that fits it. */
+export const AUDIO_FORMATS = ['best', 'mp3', 'opus', 'm4a', 'wav'] as const;
 
 const int = z.int();
 const described = <T extends z.ZodType>(schema: T, description: string) => schema.meta({ description });
 
 /** A format's own fields: a track, as an audio rendition beside a video is given. */
 const trackSchema = z.object({
-  url: described(z.string(), 'the direct media URL (a file, or an HLS/DASH manifest)'),
+  url: described(
+    z.string(),
+    'the direct media URL (a file, or an HLS/DASH manifest), or with delivery "stream" the gateway’s stream URL ({PUBLIC_URL}/api/streams/{token})',
+  ),
   kind: z.enum(MEDIA_KINDS),
   container: described(z.string().nullable(), 'container or file type: mp4, webm, m3u8, mpd, mp3, jpg, ...'),
   width: described(int.nullable(), 'pixels'),
@@ -22,6 +28,10 @@ const trackSchema = z.object({
   hasVideo: z.boolean(),
   expiresAt: described(z.string().nullable(), 'when the direct URL stops working, if the site says (ISO-8601)'),
   headers: described(z.record(z.string(), z.string()).nullable(), 'request headers the URL needs (e.g. Referer)'),
+  delivery: described(
+    z.enum(DELIVERIES),
+    'direct: url is the source itself; stream: url is the gateway’s signed stream (audio taken out, sound left out, separate tracks joined, headers sent for you, or stream: true), valid until expiresAt',
+  ),
 });
 
 export const mediaFormatSchema = component(
@@ -78,6 +88,8 @@ export const parseResponseSchema = component(
     url: described(z.string(), 'the page URL, normalised'),
     mode: z.enum(PARSE_MODES),
     quality: described(z.enum(PARSE_QUALITIES), 'the quality applied (the default when none was asked)'),
+    audioFormat: described(z.enum(AUDIO_FORMATS).optional(), 'the audio file asked for, when the request named one'),
+    stream: described(z.boolean().optional(), 'whether every format was asked through the gateway, when the request said'),
     ...parseResultSchema.shape,
     provider: described(z.string(), 'the parse provider that answered: builtin, cobalt or ytdlp'),
     credits: creditsSchema,

@@ -140,8 +140,15 @@ describe('selectFormat: mode audio', () => {
     expect(alternatives).toEqual([]);
   });
 
-  it('fails with no_media for muxed video only', () => {
-    const err = failure(ladder, 'audio');
+  it('takes the sound of muxed videos when there is no audio-only format: derived audio, by quality', () => {
+    const { media, alternatives } = selectFormat('builtin', [...ladder, f('unknown', { hasAudio: null })], 'audio', '720');
+    expect(media).toMatchObject({ url: 'v720', kind: 'audio', derived: 'audio', hasAudio: true, hasVideo: false, height: null });
+    expect(urls(alternatives)).toEqual(['v360', 'v1080', 'v2160']);
+    expect(alternatives.every((x) => x.derived === 'audio')).toBe(true);
+  });
+
+  it('fails with no_media when no video is known to have sound', () => {
+    const err = failure([f('unknown', { hasAudio: null }), f('silent', { hasAudio: false })], 'audio');
     expect(err.kind).toBe('no_media');
     expect(err.provider).toBe('builtin');
   });
@@ -161,8 +168,14 @@ describe('selectFormat: mode mute', () => {
     expect(alternatives[0].audio).toBeNull();
   });
 
-  it('fails with no_media saying no silent format exists when every video has sound', () => {
-    const err = failure(ladder, 'mute');
+  it('takes a video with sound to be silenced when none is silent: derived mute, by quality', () => {
+    const { media, alternatives } = selectFormat('builtin', ladder, 'mute', '720');
+    expect(media).toMatchObject({ url: 'v720', kind: 'video', derived: 'mute', hasAudio: false, audio: null });
+    expect(urls(alternatives)).toEqual(['v360', 'v1080', 'v2160']);
+  });
+
+  it('fails with no_media saying no silent format exists when nothing is known to be silent or to have sound', () => {
+    const err = failure([f('unknown', { hasAudio: null })], 'mute');
     expect(err.kind).toBe('no_media');
     expect(err.message).toMatch(/No silent format exists/);
     expect(err.message).toMatch(/mode "auto"/);
