@@ -15,7 +15,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { GatewayProcess } from '../model/gateway-process.js';
 import { invariantProblems } from '../model/ledger-invariants.js';
 import { TIMING } from '../model/ledger-world.js';
-import { TEST_PEPPER } from '../support/harness.js';
+import { gatewayProcessEnv } from '../support/gateway-env.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 import { send } from '../support/send.js';
@@ -156,23 +156,9 @@ export class Cluster {
     const redis = await RedisServer.start();
     const dataDir = mkdtempSync(join(tmpdir(), 'mediagate-cluster-'));
     const env: Record<string, string> = {
-      NODE_ENV: 'test',
-      API_KEY_PEPPER: TEST_PEPPER,
-      DATABASE_URL: db.url,
+      // Generous transcription timeout: two cores transcode every transcription of the mixed load (ffmpeg) while the test runs.
+      ...gatewayProcessEnv({ databaseUrl: db.url, dataDir, site, openai, timing: { ...TIMING, transcribeTimeoutSeconds: 90 } }),
       REDIS_URL: redis.url,
-      MEDIAGATE_DATA_DIR: dataDir,
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      PARSE_PROVIDERS: 'builtin',
-      TRANSCRIBE_PROVIDERS: 'openai',
-      OPENAI_BASE_URL: openai.baseUrl,
-      PARSE_TIMEOUT_SECONDS: String(TIMING.parseTimeoutSeconds),
-      // Generous: two cores transcode every transcription of the mixed load (ffmpeg) while the test runs.
-      TRANSCRIBE_TIMEOUT_SECONDS: '90',
-      SWEEP_INTERVAL_SECONDS: String(TIMING.sweepIntervalSeconds),
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      RATE_LIMIT_IP_PER_MINUTE: '1000000',
-      FFMPEG_PATH: process.env.FFMPEG_PATH ?? 'ffmpeg',
-      FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
       ...options.env,
     };
     cluster = new Cluster(db, redis, site, openai, env, dataDir);

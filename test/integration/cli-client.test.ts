@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
@@ -28,23 +27,15 @@ interface Run {
 
 /** The client commands, run as a person would run them: the built CLI against a running gateway. */
 describe('mediagate parse / transcribe (client commands)', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let dir: string;
   let key: string;
   let accountId: string;
   const requests: string[] = [];
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.page('/watch', PAGE);
-    site.file('/m.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
-    site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-    // Media whose download never finishes: the job runs until it is canceled.
-    site.endless('/endless.mp3', 'audio/mpeg');
-    openai = await startFakeOpenAi();
     // The gateway's request log says which calls the CLI made.
     const sink = new Writable({
       write(chunk, _enc, done) {
@@ -53,14 +44,22 @@ describe('mediagate parse / transcribe (client commands)', () => {
         done();
       },
     });
-    h = await transcribingHarness(site, openai, { logger: pino({ level: 'info' }, sink) });
+    world = await transcriptionWorld({
+      media: [
+        { path: '/m.mp4', seconds: 2, video: true },
+        { path: '/talk.mp3', seconds: 75 },
+      ],
+      pages: { '/watch': PAGE, '/empty': '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>' },
+      logger: pino({ level: 'info' }, sink),
+    });
+    ({ h, site } = world);
+    // Media whose download never finishes: the job runs until it is canceled.
+    site.endless('/endless.mp3', 'audio/mpeg');
     ({ key, accountId } = await h.account({ credits: 50 }));
     dir = mkdtempSync(join(tmpdir(), 'mediagate-cli-client-'));
   });
   afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
+    await world?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,7 +1,6 @@
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
 
@@ -13,28 +12,25 @@ const ROWS = `query($first: Int, $after: String) { creditHistoryByTask(first: $f
 
 /** The holder's credit history read per task (creditHistoryByTask), over HTTP, after real tasks. */
 describe('the credit history per task', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-    site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
-    site.page(
-      '/watch',
-      `<html><head><title>Clip</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
-    );
-    site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
+    world = await transcriptionWorld({
+      media: [
+        { path: '/talk.mp3', seconds: 75 },
+        { path: '/clip.mp4', seconds: 2, video: true },
+      ],
+      pages: {
+        '/watch': `<html><head><title>Clip</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
+        '/empty': '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>',
+      },
+    });
+    ({ h, site } = world);
     // Media whose download never finishes: the job runs until it is canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai);
   }, 60_000);
-  afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
   const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
   const untilJob = async (key: string, id: string, done: (job: any) => boolean) => {

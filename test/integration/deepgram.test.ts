@@ -1,33 +1,21 @@
-import { createHarness, type Harness } from '../support/harness.js';
-import { startFakeDeepgram } from '../fakes/deepgram.fake.js';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { makeMedia } from '../support/media.js';
+import type { Harness } from '../support/harness.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import { transcriptionWorld, type FakeDeepgram, type TranscriptionWorld } from '../support/world.js';
 
 describe('transcribe through Deepgram, with failover', () => {
+  let world: TranscriptionWorld;
   let site: FakeSite;
-  let deepgram: Awaited<ReturnType<typeof startFakeDeepgram>>;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  let deepgram: FakeDeepgram;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 6 }), 'audio/mpeg');
-    deepgram = await startFakeDeepgram({ apiKey: 'dg-secret' });
-    openai = await startFakeOpenAi();
+    world = await transcriptionWorld({ deepgram: { apiKey: 'dg-secret' }, media: [{ path: '/talk.mp3', seconds: 6 }], gateway: false });
+    site = world.site;
+    deepgram = world.deepgram!;
   });
-  afterAll(async () => {
-    await site.close();
-    await deepgram.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
+  /** A gateway trying Deepgram (with this key), then OpenAI. */
   const harness = (deepgramKey: string) =>
-    createHarness({
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      TRANSCRIBE_PROVIDERS: 'deepgram,openai',
-      DEEPGRAM_API_KEY: deepgramKey,
-      DEEPGRAM_BASE_URL: deepgram.baseUrl,
-      OPENAI_BASE_URL: openai.baseUrl,
-    });
+    world.gateway({ providers: ['deepgram', 'openai'], env: { DEEPGRAM_API_KEY: deepgramKey }, queue: false });
 
   it('uploads the prepared audio (never the caller’s URL) and maps utterances with speakers', async () => {
     const h: Harness = await harness('dg-secret');

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { makeMedia } from '../support/media.js';
+import type { Harness } from '../support/harness.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { pino } from 'pino';
 import { createClient } from 'graphql-ws';
@@ -10,27 +9,24 @@ import WebSocket from 'ws';
 import { OPERATOR } from '../../src/modules/principal.js';
 
 describe('queued transcriptions (startTranscription, Prefer: respond-async, cancelJob)', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-    site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
-    site.page(
-      '/watch',
-      `<html><head><title>A talk at the bay</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
-    );
+    world = await transcriptionWorld({
+      media: [
+        { path: '/talk.mp3', seconds: 75 },
+        { path: '/clip.mp4', seconds: 2, video: true },
+      ],
+      pages: {
+        '/watch': `<html><head><title>A talk at the bay</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
+      },
+    });
+    ({ h, site } = world);
     // Media whose download never finishes: the job stays RUNNING until canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai);
   });
-  afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
   const JOB = `query($id: ID!) { job(id: $id) { id status progress creditsHeld creditsCharged error { code } result } }`;
   const untilJob = (key: string, id: string, done: (job: any) => boolean) =>
@@ -336,9 +332,8 @@ describe('why a queued job failed', () => {
         done();
       },
     });
-    const site = await startFakeSite();
-    const openai = await startFakeOpenAi();
-    const h = await transcribingHarness(site, openai, { logger: pino({ level: 'info' }, sink) });
+    const world = await transcriptionWorld({ logger: pino({ level: 'info' }, sink) });
+    const { h, site } = world;
     try {
       const { key } = await h.account({ credits: 5 });
       const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key, {
@@ -369,9 +364,7 @@ describe('why a queued job failed', () => {
         reason: 'The media URL answered 404.',
       });
     } finally {
-      await h.close();
-      await site.close();
-      await openai.close();
+      await world.close();
     }
   });
 });

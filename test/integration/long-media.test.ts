@@ -2,29 +2,28 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, createHarness, type Harness } from '../support/harness.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type FakeOpenAi, type TranscriptionWorld } from '../support/world.js';
 import { describeRecordingSubtitles, speechLike } from '../support/recording-subtitles.js';
 import { waitFor } from '../support/wait-for.js';
 
 describe('long media through an OpenAI-compatible server', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  let openai: FakeOpenAi;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/lecture.mp3', speechLike(150), 'audio/mpeg');
-    // A server that works 8 ms for each second of audio, so a piece takes a moment a client can see.
-    openai = await startFakeOpenAi({ msPerAudioSecond: 8 });
-    // Pieces of 40 s although one upload (150 s is 600 kB) would fit under the 25 MiB cap.
-    h = await transcribingHarness(site, openai, { env: { OPENAI_PIECE_SECONDS: '40', OPENAI_CONCURRENCY: '2' } });
+    world = await transcriptionWorld({
+      media: [{ path: '/lecture.mp3', bytes: speechLike(150) }],
+      // A server that works 8 ms for each second of audio, so a piece takes a moment a client can see.
+      openai: { msPerAudioSecond: 8 },
+      // Pieces of 40 s although one upload (150 s is 600 kB) would fit under the 25 MiB cap.
+      env: { OPENAI_PIECE_SECONDS: '40', OPENAI_CONCURRENCY: '2' },
+    });
+    ({ h, site, openai } = world);
   }, 60_000);
-  afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
   it('cuts at pauses into pieces transcribed in parallel and lays them on one time line, through both doors', async () => {
     const { key, accountId } = await h.account({ credits: 10 });
@@ -93,11 +92,10 @@ describe('long media through an OpenAI-compatible server', () => {
 describeRecordingSubtitles(180, 60);
 
 describe('silence', () => {
+  let world: TranscriptionWorld;
   let site: FakeSite;
-  let quiet: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let hQuiet: Harness;
   beforeAll(async () => {
-    site = await startFakeSite();
     const dir = mkdtempSync(join(tmpdir(), 'mediagate-silence-'));
     const silent = join(dir, 'silence.mp3');
     execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', [
@@ -113,19 +111,19 @@ describe('silence', () => {
       '20',
       silent,
     ]);
-    site.file('/silence.mp3', readFileSync(silent), 'audio/mpeg');
+    const bytes = readFileSync(silent);
     rmSync(dir, { recursive: true, force: true });
-    // What Whisper answers for a recording with nothing said in it.
-    quiet = await startFakeOpenAi({
-      respond: () => ({ status: 200, body: { task: 'transcribe', language: 'english', duration: 20, text: '', segments: [] } }),
+    world = await transcriptionWorld({
+      media: [{ path: '/silence.mp3', bytes }],
+      // What Whisper answers for a recording with nothing said in it.
+      openai: {
+        respond: () => ({ status: 200, body: { task: 'transcribe', language: 'english', duration: 20, text: '', segments: [] } }),
+      },
+      queue: false,
     });
-    hQuiet = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort, TRANSCRIBE_PROVIDERS: 'openai', OPENAI_BASE_URL: quiet.baseUrl });
+    ({ h: hQuiet, site } = world);
   }, 60_000);
-  afterAll(async () => {
-    await hQuiet?.close();
-    await site?.close();
-    await quiet?.close();
-  });
+  afterAll(() => world?.close());
 
   it('transcribes silence as an empty transcript, charged per the contract, through both doors', async () => {
     const { key, accountId } = await hQuiet.account({ credits: 5 });

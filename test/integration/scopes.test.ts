@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
 
@@ -14,17 +13,15 @@ const EMAIL = 'ada.scopes@example.org';
  * (the rules themselves are walked field by field in test/unit/graphql-scopes.test.ts).
  */
 describe('API key scopes through the doors', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let receiver: Server;
   let receiverOrigin: string;
   /** Whether the endless download of each path is still open: the job's work goes on. */
   const downloading = new Map<string, boolean>();
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
     receiver = createServer((req, res) => {
       req.resume();
       req.on('end', () => res.writeHead(204).end());
@@ -32,13 +29,11 @@ describe('API key scopes through the doors', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const { port } = receiver.address() as AddressInfo;
     receiverOrigin = `http://127.0.0.1:${port}`;
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai, { env: { FETCH_ALLOW_HOSTS: `${site.hostPort},127.0.0.1:${port}` } });
+    world = await transcriptionWorld({ media: [{ path: '/talk.mp3', seconds: 5 }], allowHosts: [`127.0.0.1:${port}`] });
+    ({ h, site } = world);
   }, 60_000);
   afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
+    await world?.close();
     receiver.closeAllConnections();
     await new Promise((r) => receiver.close(r));
   });

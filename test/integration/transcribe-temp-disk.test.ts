@@ -1,8 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness, type TestResponse } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness, TestResponse } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 
 /**
@@ -17,37 +16,35 @@ const TRICKLE = 100_000;
 const TRANSCRIBE = 'mutation($i: TranscribeInput!) { transcribe(input: $i) { id credits { charged } } }';
 
 describe('the temporary disk under transcriptions', () => {
+  let world: TranscriptionWorld;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let h: Harness;
   /** The trickling answers the site holds open. */
   const held: ServerResponse[] = [];
 
   beforeAll(async () => {
-    site = await startFakeSite({ keepAliveTimeoutMs: 60_000 });
+    world = await transcriptionWorld({
+      site: { keepAliveTimeoutMs: 60_000 },
+      media: [{ path: '/short.mp3', seconds: 4 }],
+      env: {
+        MEDIA_MAX_BYTES: String(MEDIA_MAX_BYTES),
+        TEMP_MAX_BYTES: String(TEMP_MAX_BYTES),
+        TEMP_MAX_DOWNLOADS: '3',
+        TRANSCRIBE_MAX_PER_ACCOUNT: '2',
+      },
+      queue: false,
+    });
+    ({ h, site } = world);
     site.route('/trickle.ts', (_req, res) => {
       // Chunked, no Content-Length: the gateway cannot know how large it will be.
       res.writeHead(200, { 'content-type': 'video/mp2t' });
       res.write(Buffer.alloc(TRICKLE, 0x47));
       held.push(res);
     });
-    site.file('/short.mp3', makeMedia({ seconds: 4 }), 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await createHarness({
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      TRANSCRIBE_PROVIDERS: 'openai',
-      OPENAI_BASE_URL: openai.baseUrl,
-      MEDIA_MAX_BYTES: String(MEDIA_MAX_BYTES),
-      TEMP_MAX_BYTES: String(TEMP_MAX_BYTES),
-      TEMP_MAX_DOWNLOADS: '3',
-      TRANSCRIBE_MAX_PER_ACCOUNT: '2',
-    });
   });
   afterAll(async () => {
     for (const res of held.splice(0)) res.destroy();
-    await h.close();
-    await site.close();
-    await openai.close();
+    await world?.close();
   });
 
   /** Lets every held answer end (what it sent is not media): their transcriptions fail. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { makeMedia } from '../support/media.js';
+import { transcriptionWorld, type FakeOpenAi, type TranscriptionWorld } from '../support/world.js';
 
 const SRT_CUE = /^(\d+)\n(\d{2}):(\d{2}):(\d{2}),(\d{3}) --> (\d{2}):(\d{2}):(\d{2}),(\d{3})\n([^\n]+(?:\n[^\n]+)*)$/;
 const seconds = (h: string, m: string, s: string, ms: string) => Number(h) * 3600 + Number(m) * 60 + Number(s) + Number(ms) / 1000;
@@ -44,29 +44,25 @@ function expectReadableCues(
 }
 
 describe('transcribe', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  let openai: FakeOpenAi;
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    openai = await startFakeOpenAi({ apiKey: 'sk-test-secret-value' });
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-    site.file('/short.mp4', makeMedia({ seconds: 4, video: true }), 'video/mp4');
-    site.file('/silent.mp4', makeMedia({ seconds: 2, video: true, audio: false }), 'video/mp4');
-    site.file('/notmedia.mp3', Buffer.from('this is not audio at all'), 'audio/mpeg');
-    h = await createHarness({
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      TRANSCRIBE_PROVIDERS: 'openai',
-      OPENAI_BASE_URL: openai.baseUrl,
-      OPENAI_API_KEY: 'sk-test-secret-value',
+    world = await transcriptionWorld({
+      openai: { apiKey: 'sk-test-secret-value' },
+      media: [
+        { path: '/talk.mp3', seconds: 75 },
+        { path: '/short.mp4', seconds: 4, video: true },
+        { path: '/silent.mp4', seconds: 2, video: true, audio: false },
+        { path: '/notmedia.mp3', bytes: Buffer.from('this is not audio at all') },
+      ],
+      queue: false,
     });
+    ({ h, site, openai } = world);
   });
-  afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
   it('transcribes through an OpenAI-compatible server and charges per started minute', async () => {
     const { key, accountId } = await h.account({ credits: 10 });

@@ -2,10 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 
 /** One POST a receiver saw. */
@@ -73,26 +72,24 @@ function verifyReference(secret: string, headers: IncomingHttpHeaders, body: str
 }
 
 describe('webhooks for jobs (Standard Webhooks)', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
-    site.endless('/endless.mp3', 'audio/mpeg');
     receiver = await startReceiver();
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai, {
-      env: { FETCH_ALLOW_HOSTS: `${site.hostPort},${receiver.hostPort}`, WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' },
+    world = await transcriptionWorld({
+      media: [{ path: '/talk.mp3', seconds: 5 }],
+      allowHosts: [receiver.hostPort],
+      env: { WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' },
     });
+    ({ h, site } = world);
+    site.endless('/endless.mp3', 'audio/mpeg');
   }, 60_000);
   afterAll(async () => {
-    await h.close();
-    await receiver.close();
-    await site.close();
-    await openai.close();
+    await world?.close();
+    await receiver?.close();
   });
 
   const until = <T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 20_000) =>
@@ -256,21 +253,19 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
 });
 
 describe('idempotency for queued work', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
-    site.file('/other.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai);
+    world = await transcriptionWorld({
+      media: [
+        { path: '/talk.mp3', seconds: 5 },
+        { path: '/other.mp3', seconds: 5 },
+      ],
+    });
+    ({ h, site } = world);
   }, 60_000);
-  afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
   it('the same Idempotency-Key with Prefer: respond-async returns the same job and holds once; another body is 422', async () => {
     const { key, accountId } = await h.account({ credits: 5 });

@@ -8,7 +8,7 @@ import { prepareConfig } from '../../src/local-config.js';
 import { createServices, type Services } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { TEST_PEPPER } from '../support/harness.js';
+import { gatewayProcessEnv } from '../support/gateway-env.js';
 import { makeMedia } from '../support/media.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { GatewayProcess, type Exit } from './gateway-process.js';
@@ -128,22 +128,8 @@ export class World {
     // Shared by the instances: with DATABASE_URL and API_KEY_PEPPER set, a gateway keeps nothing there.
     const dataDir = mkdtempSync(join(tmpdir(), 'mediagate-model-'));
     const env: Record<string, string> = {
-      NODE_ENV: 'test',
-      API_KEY_PEPPER: TEST_PEPPER,
-      DATABASE_URL: db.clientUrl,
-      MEDIAGATE_DATA_DIR: dataDir,
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      PARSE_PROVIDERS: 'builtin',
-      TRANSCRIBE_PROVIDERS: 'openai',
-      OPENAI_BASE_URL: openai.baseUrl,
-      PARSE_TIMEOUT_SECONDS: String(TIMING.parseTimeoutSeconds),
-      TRANSCRIBE_TIMEOUT_SECONDS: String(TIMING.transcribeTimeoutSeconds),
-      SWEEP_INTERVAL_SECONDS: String(TIMING.sweepIntervalSeconds),
+      ...gatewayProcessEnv({ databaseUrl: db.clientUrl, dataDir, site, openai, timing: TIMING }),
       WORKER_CONCURRENCY: '4',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      RATE_LIMIT_IP_PER_MINUTE: '1000000',
-      FFMPEG_PATH: process.env.FFMPEG_PATH ?? 'ffmpeg',
-      FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
       // The embedded database's socket server takes 16 connections, and a gateway that reaches it
       // through DATABASE_URL sizes its pools for PostgreSQL: two took 13 at their peak, the test
       // holds 3, and the server ends the rest ("Connection terminated unexpectedly", a 503). It runs
