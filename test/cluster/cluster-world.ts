@@ -15,6 +15,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { GatewayProcess } from '../model/gateway-process.js';
 import { invariantProblems } from '../model/ledger-invariants.js';
 import { TIMING } from '../model/ledger-world.js';
+import { pageHtml } from '../support/factories.js';
 import { gatewayProcessEnv } from '../support/gateway-env.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
@@ -138,9 +139,10 @@ export class Cluster {
   static async start(options: ClusterOptions = {}): Promise<Cluster> {
     const site = await startFakeSite();
     // A page that declares all a parse needs (no probe of the media).
-    const page =
-      `<html><head><meta property="og:video" content="${site.origin}/clip.mp4"><meta property="og:video:type" content="video/mp4">` +
-      `<meta property="og:video:width" content="160"><meta property="og:video:height" content="120"><meta property="video:duration" content="2"></head></html>`;
+    const page = pageHtml({
+      og: { video: `${site.origin}/clip.mp4`, 'video:type': 'video/mp4', 'video:width': '160', 'video:height': '120' },
+      meta: { 'video:duration': '2' },
+    });
     site.page('/ok', page);
     site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
     // The same page after 400 ms: requests in flight when a gateway dies.

@@ -1,53 +1,28 @@
-import { randomUUID } from 'node:crypto';
+import { factories, type Factories } from '../support/factories.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { OPERATOR } from '../../src/modules/principal.js';
 
 describe('analyst queries', () => {
   let h: Harness;
+  let make: Factories;
   beforeAll(async () => {
     h = await createHarness();
+    make = factories(h);
   });
   afterAll(() => h.close());
 
-  /** A task that succeeded and was charged `amount`, without calling a provider. */
-  const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
-    const jobId = randomUUID();
-    await h.services.tasks.openJob({
-      jobId,
-      accountId,
-      apiKeyId: null,
-      operation,
-      input: {},
-      amount,
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
-    await h.services.tasks.succeed(jobId, { ok: true }, 'test');
-  };
-  const failedTask = async (accountId: string) => {
-    const jobId = randomUUID();
-    await h.services.tasks.openJob({
-      jobId,
-      accountId,
-      apiKeyId: null,
-      operation: 'PARSE',
-      input: {},
-      amount: 1,
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
-    await h.services.tasks.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
-  };
   const range = () => ({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() });
   const USAGE = `query($from: DateTime!, $to: DateTime!, $by: UsageDimension, $g: UsageGrouping) {
     creditUsage(from: $from, to: $to, groupBy: $g, by: $by) { period key credits tasks } }`;
 
   it('sums what was consumed (captures only) per operation, for the caller’s own account', async () => {
     const a = await h.account({ credits: 20 });
-    await chargedTask(a.accountId, 'PARSE', 1);
-    await chargedTask(a.accountId, 'PARSE', 1);
-    await chargedTask(a.accountId, 'TRANSCRIBE', 3);
-    await failedTask(a.accountId);
+    await make.job(a, { operation: 'PARSE', charged: 1 });
+    await make.job(a, { operation: 'PARSE', charged: 1 });
+    await make.job(a, { operation: 'TRANSCRIBE', charged: 3 });
+    await make.job(a, { status: 'FAILED' });
     const other = await h.account({ credits: 20 });
-    await chargedTask(other.accountId, 'PARSE', 1);
+    await make.job(other, { operation: 'PARSE', charged: 1 });
     const res = await h.gql(USAGE, range(), a.key);
     expect(res.errors).toBeUndefined();
     const today = new Date();
@@ -64,7 +39,7 @@ describe('analyst queries', () => {
     const analyst = await h.services.accounts.create(OPERATOR, { name: 'Ana Lyst', roles: ['analyst'] });
     const key = (await h.services.apiKeys.create(OPERATOR, analyst.id, 'analysis', ['read'])).key;
     const customer = await h.account({ credits: 7 });
-    await chargedTask(customer.accountId, 'PARSE', 1);
+    await make.job(customer, { operation: 'PARSE', charged: 1 });
 
     const usage = await h.gql(USAGE, { ...range(), by: 'ACCOUNT' }, key);
     expect(usage.data.creditUsage.map((b: any) => b.key)).toContain(customer.accountId);

@@ -49,7 +49,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
         { path: '/m.mp4', seconds: 2, video: true },
         { path: '/talk.mp3', seconds: 75 },
       ],
-      pages: { '/watch': PAGE, '/empty': '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>' },
+      pages: { '/watch': PAGE, '/empty': { title: 'Nothing here', body: '<p>text only</p>' } },
       logger: pino({ level: 'info' }, sink),
     });
     ({ h, site } = world);

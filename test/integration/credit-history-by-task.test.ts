@@ -22,8 +22,8 @@ describe('the credit history per task', () => {
         { path: '/clip.mp4', seconds: 2, video: true },
       ],
       pages: {
-        '/watch': `<html><head><title>Clip</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
-        '/empty': '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>',
+        '/watch': { title: 'Clip', video: { src: '/clip.mp4', type: 'video/mp4; codecs="avc1.42c01f, mp4a.40.2"' } },
+        '/empty': { title: 'Nothing here', body: '<p>text only</p>' },
       },
     });
     ({ h, site } = world);

@@ -1,10 +1,10 @@
 import { CreditHistoryRepository } from '../../src/modules/credits/credit-history.repository.js';
-import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { parse } from 'csv-parse/sync';
 import pg from 'pg';
 import { CSV_HEADER as HEADER, describeExportMemory } from '../support/credit-history-memory.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { factories } from '../support/factories.js';
 import { OPERATOR } from '../../src/modules/principal.js';
 
 const COLUMNS = HEADER.split(',');
@@ -63,21 +63,8 @@ describe('GET /api/credit-history.csv', () => {
   const withoutJoined = (rows: Record<string, string>[]) => rows.map(({ account_id: _a, operation: _o, ...rest }) => rest);
 
   /** A task that succeeded (HOLD, CAPTURE) or failed (HOLD, RELEASE), without a provider. */
-  async function task(accountId: string, outcome: 'succeed' | 'fail', operation: 'PARSE' | 'TRANSCRIBE' = 'PARSE', amount = 1) {
-    const jobId = randomUUID();
-    await h.services.tasks.openJob({
-      jobId,
-      accountId,
-      apiKeyId: null,
-      operation,
-      input: {},
-      amount,
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
-    if (outcome === 'succeed') await h.services.tasks.succeed(jobId, { ok: true }, 'test');
-    else await h.services.tasks.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
-    return jobId;
-  }
+  const task = (accountId: string, outcome: 'succeed' | 'fail', operation: 'PARSE' | 'TRANSCRIBE' = 'PARSE', amount = 1) =>
+    factories(h).job({ accountId }, { status: outcome === 'succeed' ? 'SUCCEEDED' : 'FAILED', operation, charged: amount });
 
   /** Ledger lines at chosen times (they satisfy the table's checks; the balance is not the point here). */
   async function entriesAt(accountId: string, entries: [kind: 'GRANT' | 'ADJUST' | 'EXPIRE', at: string][]) {

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createHarness, type Harness } from '../support/harness.js';
+import { factories } from '../support/factories.js';
 import { countStatements, expectPagesInSameStatements } from '../support/statements.js';
 import { nextMillisecond, waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
@@ -19,20 +19,8 @@ describe('related rows through per-request DataLoaders', () => {
   const window = () => ({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() });
 
   /** A task that succeeded and was charged `amount` (a HOLD and a CAPTURE entry), without a provider. */
-  const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
-    const jobId = randomUUID();
-    await h.services.tasks.openJob({
-      jobId,
-      accountId,
-      apiKeyId: null,
-      operation,
-      input: {},
-      amount,
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
-    await h.services.tasks.succeed(jobId, { ok: true }, 'test');
-    return jobId;
-  };
+  const chargedTask = (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) =>
+    factories(h).job({ accountId }, { operation, charged: amount });
 
   /** A key whose last use is already recorded, so the minute-granular `last_used_at` write stays out of the counts. */
   const warmKey = async (accountId: string, scopes?: string[]) => {
@@ -172,18 +160,7 @@ describe('related rows through per-request DataLoaders', () => {
     const key = await warmKey(acc.id);
     const jobs: string[] = [];
     for (let i = 0; i < 40; i++) {
-      const jobId = randomUUID();
-      await h.services.tasks.openJob({
-        jobId,
-        accountId: acc.id,
-        apiKeyId: null,
-        operation: 'PARSE',
-        input: { webhookUrl: 'https://example.com/hook' },
-        amount: 1,
-        deadlineAt: new Date(Date.now() + 60_000),
-      });
-      await h.services.tasks.succeed(jobId, { ok: true }, 'test');
-      jobs.push(jobId);
+      jobs.push(await factories(h).job({ accountId: acc.id }, { input: { webhookUrl: 'https://example.com/hook' } }));
     }
     const db = new pg.Client({ connectionString: h.clientUrl });
     await db.connect();

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createHarness, type Harness } from '../support/harness.js';
+import { factories } from '../support/factories.js';
 import { nextMillisecond } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
 
@@ -11,20 +12,8 @@ describe('GraphQL account area', () => {
   afterAll(() => h.close());
 
   /** A finished job without calling a provider: hold, then release. */
-  const failedJob = async (accountId: string) => {
-    const jobId = randomUUID();
-    await h.services.tasks.openJob({
-      jobId,
-      accountId,
-      apiKeyId: null,
-      operation: 'PARSE',
-      input: { n: jobId },
-      amount: 1,
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
-    await h.services.tasks.fail(jobId, 'FAILED', 'NO_MEDIA_FOUND', 'none');
-    return jobId;
-  };
+  const failedJob = (accountId: string) =>
+    factories(h).job({ accountId }, { status: 'FAILED', input: { n: randomUUID() }, error: { code: 'NO_MEDIA_FOUND', message: 'none' } });
 
   it('pages jobs with cursors that stay correct when rows arrive between pages', async () => {
     const { key, accountId } = await h.account({ credits: 10 });

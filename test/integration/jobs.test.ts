@@ -19,7 +19,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
         { path: '/clip.mp4', seconds: 2, video: true },
       ],
       pages: {
-        '/watch': `<html><head><title>A talk at the bay</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
+        '/watch': { title: 'A talk at the bay', video: { src: '/clip.mp4', type: 'video/mp4; codecs="avc1.42c01f, mp4a.40.2"' } },
       },
     });
     ({ h, site } = world);

@@ -8,6 +8,7 @@ import { prepareConfig } from '../../src/local-config.js';
 import { createServices, type Services } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { page } from '../support/factories.js';
 import { gatewayProcessEnv } from '../support/gateway-env.js';
 import { makeMedia } from '../support/media.js';
 import { createTestDatabase } from '../support/test-database.js';
@@ -107,10 +108,7 @@ export class World {
 
   static async create(instances = 1): Promise<World> {
     const site = await startFakeSite();
-    site.page(
-      '/ok',
-      `<html><head><meta property="og:video" content="https://cdn.example/ok.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`,
-    );
+    page(site, '/ok', { og: { video: 'https://cdn.example/ok.mp4', 'video:type': 'video/mp4' } });
     // A page whose server fails: the builtin provider fails with it (502 PROVIDER_ERROR).
     site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
     for (const m of MEDIA) site.file(m.path, makeMedia({ seconds: m.seconds }), 'audio/mpeg');

@@ -36,7 +36,7 @@ export interface Harness {
   /** The job queue, where the test asked for one. */
   queue?: JobQueue;
   /** An account with a key; membership and credits as asked. */
-  account(opts?: { credits?: number; member?: boolean; scopes?: string[] }): Promise<{ accountId: string; key: string; keyId: string }>;
+  account(opts?: { credits?: number; member?: boolean; roles?: string[]; scopes?: string[] }): Promise<{ accountId: string; key: string; keyId: string }>;
   /** The server's base URL on loopback. */
   url: string;
   request(method: string, path: string, opts?: { headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
@@ -128,6 +128,7 @@ export async function createHarness(
         name: 'Test account',
         credits: opts.credits ?? 10,
         membershipDays: opts.member === false ? undefined : 30,
+        roles: opts.roles,
       });
       const created = await services.apiKeys.create(OPERATOR, acc.id, 'test', opts.scopes);
       return { accountId: acc.id, key: created.key, keyId: created.apiKey.id };

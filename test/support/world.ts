@@ -3,6 +3,7 @@ import { startFakeAssemblyAi } from '../fakes/assemblyai.fake.js';
 import { startFakeDeepgram } from '../fakes/deepgram.fake.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { pageHtml, type PageSpec } from './factories.js';
 import { createHarness, type Harness } from './harness.js';
 import { makeMedia } from './media.js';
 import type { TestDatabaseKind } from './test-database.js';
@@ -44,8 +45,8 @@ export interface TranscriptionWorldOptions extends WorldGatewayOptions {
   assemblyai?: { apiKey: string; speakerLabels?: boolean };
   /** What the fake site serves. */
   media?: WorldMedia[];
-  /** HTML pages on the fake site, by path. */
-  pages?: Record<string, string>;
+  /** Pages on the fake site, by path: HTML, or what a page holds (see pageHtml). */
+  pages?: Record<string, string | PageSpec>;
   /** The fake site's own options. */
   site?: Parameters<typeof startFakeSite>[0];
   /** More hosts the gateway may fetch from (a webhook receiver, a second site), beside the fake site. */
@@ -106,7 +107,7 @@ export async function transcriptionWorld(options: TranscriptionWorldOptions = {}
         'bytes' in m ? m.bytes : makeMedia({ seconds: m.seconds, video: m.video, audio: m.audio, ext: m.path.split('.').at(-1) });
       site.file(m.path, body, m.contentType ?? contentTypeOf(m.path));
     }
-    for (const [path, html] of Object.entries(options.pages ?? {})) site.page(path, html);
+    for (const [path, page] of Object.entries(options.pages ?? {})) site.page(path, typeof page === 'string' ? page : pageHtml(page));
     const openai = await startFakeOpenAi(options.openai);
     closers.push(() => openai.close());
     const deepgram = options.deepgram ? await startFakeDeepgram(options.deepgram) : undefined;
