@@ -1,6 +1,7 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeCobalt } from '../fakes/cobalt.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { parseBody } from '../support/bodies.js';
 
 describe('parse through cobalt, with failover', () => {
   let h: Harness;
@@ -55,8 +56,8 @@ describe('parse through cobalt, with failover', () => {
   });
 
   it('maps a picker (gallery) into items of kind image, with the slideshow audio for mode audio', async () => {
-    const res = (await h.rest('/api/parse', { url: 'https://www.tiktok.com/picker' }, key)).json();
-    expect(res.items.map((i: any) => [i.url, i.kind])).toEqual([
+    const res = parseBody(await h.rest('/api/parse', { url: 'https://www.tiktok.com/picker' }, key));
+    expect(res.items.map((i) => [i.url, i.kind])).toEqual([
       ['https://cdn.example/p1.jpg', 'image'],
       ['https://cdn.example/p2.jpg', 'image'],
     ]);

@@ -1,14 +1,39 @@
 import type { FakeSite } from '../fakes/site.fake.js';
-import type { Harness } from '../support/harness.js';
+import type { GqlAnswer, Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import { jobBody, type Connection, type JobBody } from '../support/bodies.js';
 
 const ROWS = `query($first: Int, $after: String) { creditHistoryByTask(first: $first, after: $after) {
   edges { cursor node { id createdAt
     job { id operation status creditsCharged creditsHeld error { code } creditEntries { kind amount availableDelta heldDelta jobId } }
     entry { id kind amount availableDelta heldDelta jobId reason } } }
   pageInfo { hasNextPage endCursor } } }`;
+type Entry = {
+  id: string;
+  kind: string;
+  amount: number;
+  availableDelta: number;
+  heldDelta: number;
+  jobId: string | null;
+  reason: string | null;
+};
+type Row = {
+  id: string;
+  createdAt: string;
+  job: {
+    id: string;
+    operation: string;
+    status: string;
+    creditsCharged: number;
+    creditsHeld: number;
+    error: { code: string } | null;
+    creditEntries: Omit<Entry, 'id' | 'reason'>[];
+  } | null;
+  entry: Entry | null;
+};
+type Rows = { creditHistoryByTask: Connection<Row> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
 
 /** The holder's credit history read per task (creditHistoryByTask), over HTTP, after real tasks. */
 describe('the credit history per task', () => {
@@ -33,10 +58,10 @@ describe('the credit history per task', () => {
   afterAll(() => world?.close());
 
   const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
-  const untilJob = async (key: string, id: string, done: (job: any) => boolean) => {
+  const untilJob = async (key: string, id: string, done: (job: JobBody) => boolean) => {
     return waitFor(
       async () => {
-        const job = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
+        const job = jobBody(await h.request('GET', `/api/jobs/${id}`, auth(key)));
         if (!done(job)) throw new Error(`job ${id} is ${JSON.stringify(job)}`);
         return job;
       },
@@ -57,9 +82,9 @@ describe('the credit history per task', () => {
     expect((await h.request('POST', `/api/jobs/${started.id}/cancel`, auth(key))).json().status).toBe('CANCELED');
     await h.services.ledger.grant(accountId, 3, 'goodwill');
 
-    const res = await h.gql(ROWS, { first: 20 }, key);
+    const res = await h.gql<Rows>(ROWS, { first: 20 }, key);
     expect(res.errors).toBeUndefined();
-    const rows = res.data.creditHistoryByTask.edges.map((e: any) => e.node);
+    const rows = res.data.creditHistoryByTask.edges.map((e) => e.node);
     const entry = (kind: string, amount: number, availableDelta: number, heldDelta: number, jobId: string | null) => ({
       kind,
       amount,
@@ -67,8 +92,8 @@ describe('the credit history per task', () => {
       heldDelta,
       jobId,
     });
-    const task = (row: any) => {
-      const { job } = row;
+    const task = (row: Row) => {
+      const job = row.job!;
       expect(row.id).toBe(job.id);
       expect(row.entry).toBeNull();
       return [
@@ -77,7 +102,7 @@ describe('the credit history per task', () => {
         job.creditsCharged,
         job.creditsHeld,
         job.error?.code ?? null,
-        job.creditEntries.map((e: any) => [e.kind, e.amount]),
+        job.creditEntries.map((e) => [e.kind, e.amount]),
       ];
     };
     expect(rows).toHaveLength(7);
@@ -141,19 +166,20 @@ describe('the credit history per task', () => {
         ],
       ],
     ]);
-    expect(rows[1].job.id).toBe(started.id);
-    expect(rows[3].job.id).toBe(transcribed.json().id);
-    expect(rows[3].job.creditEntries).toEqual([
-      entry('HOLD', 1, -1, 1, rows[3].job.id),
-      entry('HOLD', 1, -1, 1, rows[3].job.id),
-      entry('CAPTURE', 2, 0, -2, rows[3].job.id),
+    expect(rows[1].job?.id).toBe(started.id);
+    const talk = rows[3].job!;
+    expect(talk.id).toBe(transcribed.json().id);
+    expect(talk.creditEntries).toEqual([
+      entry('HOLD', 1, -1, 1, talk.id),
+      entry('HOLD', 1, -1, 1, talk.id),
+      entry('CAPTURE', 2, 0, -2, talk.id),
     ]);
-    expect(rows[5].job.id).toBe(parsed.json().id);
+    expect(rows[5].job?.id).toBe(parsed.json().id);
     expect(rows[6]).toMatchObject({ job: null, entry: { ...entry('GRANT', 10, 10, 0, null), reason: 'initial credits' } });
     expect(res.data.creditHistoryByTask.pageInfo.hasNextPage).toBe(false);
 
     // The rows account for the balance: what each task charged, what each other entry moved.
-    const moved = rows.reduce((sum: number, r: any) => sum + (r.job ? -r.job.creditsCharged : r.entry.availableDelta), 0);
+    const moved = rows.reduce((sum: number, r) => sum + (r.job ? -r.job.creditsCharged : r.entry!.availableDelta), 0);
     expect(await h.balance(accountId)).toEqual({ available: moved, held: 0 });
     expect(moved).toBe(10);
     // The entries themselves stay entry by entry.
@@ -174,15 +200,15 @@ describe('the credit history per task', () => {
        select ?, 'GRANT', 1, 1, 0, 'grant ' || n from generate_series(1, 5) n`,
       [accountId, accountId, accountId],
     );
-    const everything = (await h.gql(ROWS, { first: 100 }, key)).data.creditHistoryByTask.edges.map((e: any) => e.node.id);
+    const everything = (await h.gql<Rows>(ROWS, { first: 100 }, key)).data.creditHistoryByTask.edges.map((e) => e.node.id);
     expect(everything).toHaveLength(10);
     for (const first of [1, 2, 3]) {
       const seen: string[] = [];
       let after: string | null = null;
       for (let page = 0; page <= 10; page++) {
-        const res: any = await h.gql(ROWS, { first, after }, key);
+        const res: GqlAnswer<Rows> = await h.gql<Rows>(ROWS, { first, after }, key);
         expect(res.errors).toBeUndefined();
-        seen.push(...res.data.creditHistoryByTask.edges.map((e: any) => e.node.id));
+        seen.push(...res.data.creditHistoryByTask.edges.map((e) => e.node.id));
         if (!res.data.creditHistoryByTask.pageInfo.hasNextPage) break;
         after = res.data.creditHistoryByTask.pageInfo.endCursor;
       }
@@ -194,18 +220,18 @@ describe('the credit history per task', () => {
     const me = await h.account({ credits: 2 });
     const other = await h.account({ credits: 5 });
     await h.rest('/api/parse', { url: `${site.origin}/watch` }, other.key);
-    const mine = await h.gql(ROWS, {}, me.key);
-    expect(mine.data.creditHistoryByTask.edges.map((e: any) => [e.node.entry?.kind, e.node.entry?.amount])).toEqual([['GRANT', 2]]);
+    const mine = await h.gql<Rows>(ROWS, {}, me.key);
+    expect(mine.data.creditHistoryByTask.edges.map((e) => [e.node.entry?.kind, e.node.entry?.amount])).toEqual([['GRANT', 2]]);
 
     const parseOnly = (await h.services.apiKeys.create(OPERATOR, me.accountId, 'parse only', ['parse'])).key;
-    expect((await h.gql(ROWS, {}, parseOnly)).errors?.[0].extensions.code).toBe('FORBIDDEN');
+    expect((await h.gql<Rows>(ROWS, {}, parseOnly)).errors?.[0].extensions.code).toBe('FORBIDDEN');
 
     // A creditHistory cursor, a made-up one, a bad page size: INVALID_INPUT.
     const entryCursor = (await h.gql(`{ creditHistory(first: 1) { pageInfo { endCursor } } }`, {}, me.key)).data.creditHistory.pageInfo
       .endCursor;
     const forged = Buffer.from(`${new Date().toISOString()}|job:not-a-uuid`).toString('base64url');
     for (const variables of [{ after: entryCursor }, { after: forged }, { after: 'nonsense' }, { first: 0 }]) {
-      const bad = await h.gql(ROWS, variables, me.key);
+      const bad = await h.gql<Rows>(ROWS, variables, me.key);
       expect(bad.errors?.[0].extensions.code).toBe('INVALID_INPUT');
     }
   });

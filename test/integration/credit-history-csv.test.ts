@@ -3,9 +3,10 @@ import { jest } from '@jest/globals';
 import { parse } from 'csv-parse/sync';
 import pg from 'pg';
 import { CSV_HEADER as HEADER, describeExportMemory } from '../support/credit-history-memory.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { createHarness, type GqlAnswer, type Harness } from '../support/harness.js';
 import { factories } from '../support/factories.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { Connection } from '../support/bodies.js';
 
 const COLUMNS = HEADER.split(',');
 
@@ -41,15 +42,26 @@ describe('GET /api/credit-history.csv', () => {
 
   /** Every creditHistory entry for these filters, through GraphQL, as the CSV should show it. */
   async function viaGraphql(key: string, vars: Record<string, unknown>): Promise<Record<string, string>[]> {
-    const out: Record<string, string>[] = [];
+    type Node = {
+      id: string;
+      createdAt: string;
+      kind: string;
+      amount: number;
+      availableDelta: number;
+      heldDelta: number;
+      jobId: string | null;
+      reason: string | null;
+    };
+    type Page = { creditHistory: Connection<Node> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
+    const out: Node[] = [];
     let after: string | null = null;
     do {
-      const res: { data: any; errors?: unknown[] } = await h.gql(HISTORY, { ...vars, after }, key);
+      const res: GqlAnswer<Page> = await h.gql<Page>(HISTORY, { ...vars, after }, key);
       expect(res.errors).toBeUndefined();
       for (const { node } of res.data.creditHistory.edges) out.push(node);
       after = res.data.creditHistory.pageInfo.hasNextPage ? res.data.creditHistory.pageInfo.endCursor : null;
     } while (after);
-    return out.map((n: any) => ({
+    return out.map((n) => ({
       id: n.id,
       created_at: n.createdAt,
       kind: n.kind,

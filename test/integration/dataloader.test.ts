@@ -1,13 +1,10 @@
 import pg from 'pg';
+import { nodesOf, type Connection } from '../support/bodies.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { factories } from '../support/factories.js';
 import { countStatements, expectPagesInSameStatements } from '../support/statements.js';
 import { nextMillisecond, waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-
-/** A connection's answer, as GraphQL sends it. */
-type Connection<N> = { edges: { node: N }[] };
-const nodesOf = <N>(c: Connection<N>) => c.edges.map((e) => e.node);
 
 describe('related rows through per-request DataLoaders', () => {
   let h: Harness;

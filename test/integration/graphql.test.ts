@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createHarness, type Harness } from '../support/harness.js';
+import { createHarness, type GqlAnswer, type Harness } from '../support/harness.js';
 import { factories } from '../support/factories.js';
 import { nextMillisecond } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { Connection } from '../support/bodies.js';
 
 describe('GraphQL account area', () => {
   let h: Harness;
@@ -25,19 +26,19 @@ describe('GraphQL account area', () => {
     }
     const newestFirst = [...ids].reverse();
     const page = (after: string | null) =>
-      h.gql(
+      h.gql<{ jobs: Connection<{ id: string; status: string }> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>(
         `query($after: String) { jobs(first: 2, after: $after) { edges { cursor node { id status } } pageInfo { hasNextPage endCursor } } }`,
         { after },
         key,
       );
     const p1 = (await page(null)).data.jobs;
-    expect(p1.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(0, 2));
+    expect(p1.edges.map((e) => e.node.id)).toEqual(newestFirst.slice(0, 2));
     expect(p1.pageInfo.hasNextPage).toBe(true);
     await failedJob(accountId); // arrives between pages: must not shift the next page
     const p2 = (await page(p1.pageInfo.endCursor)).data.jobs;
-    expect(p2.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(2, 4));
+    expect(p2.edges.map((e) => e.node.id)).toEqual(newestFirst.slice(2, 4));
     const p3 = (await page(p2.pageInfo.endCursor)).data.jobs;
-    expect(p3.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(4));
+    expect(p3.edges.map((e) => e.node.id)).toEqual(newestFirst.slice(4));
     expect(p3.pageInfo.hasNextPage).toBe(false);
     const bad = await h.gql(`{ jobs(after: "nonsense") { edges { cursor } } }`, {}, key);
     expect(bad.errors?.[0].extensions.code).toBe('INVALID_INPUT');
@@ -65,13 +66,15 @@ describe('GraphQL account area', () => {
       const seen: string[] = [];
       let after: string | null = null;
       for (let page = 0; page <= total; page++) {
-        const res: any = await h.gql(
+        const res: GqlAnswer<
+          Record<string, Connection<{ id: string }> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } }>
+        > = await h.gql(
           `query($after: String) { ${field}(first: 1, after: $after${args}) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`,
           { after },
           key,
         );
         expect(res.errors).toBeUndefined();
-        seen.push(...res.data[field].edges.map((e: any) => String(e.node.id)));
+        seen.push(...res.data[field].edges.map((e) => String(e.node.id)));
         if (!res.data[field].pageInfo.hasNextPage) break;
         after = res.data[field].pageInfo.endCursor;
       }
@@ -90,12 +93,12 @@ describe('GraphQL account area', () => {
     const other = await h.account({ credits: 4 });
     const otherJob = await failedJob(other.accountId);
     await failedJob(me.accountId);
-    const holds = await h.gql(
+    const holds = await h.gql<{ creditHistory: Connection<{ kind: string; amount: number; availableDelta: number; heldDelta: number }> }>(
       `{ creditHistory(kinds: [HOLD, RELEASE]) { edges { node { kind amount availableDelta heldDelta jobId } } } }`,
       {},
       me.key,
     );
-    expect(holds.data.creditHistory.edges.map((e: any) => [e.node.kind, e.node.amount, e.node.availableDelta, e.node.heldDelta])).toEqual([
+    expect(holds.data.creditHistory.edges.map((e) => [e.node.kind, e.node.amount, e.node.availableDelta, e.node.heldDelta])).toEqual([
       ['RELEASE', 1, 1, -1],
       ['HOLD', 1, -1, 1],
     ]);
@@ -118,8 +121,8 @@ describe('GraphQL account area', () => {
     const reader = created.data.createApiKey;
     expect(reader.key).toMatch(/^mg_live_/);
     expect(reader.apiKey).toMatchObject({ name: 'reader', scopes: ['read'], lastUsedAt: null, revokedAt: null });
-    const listed = await h.gql(`{ apiKeys { id name scopes last4 } }`, {}, key);
-    expect(listed.data.apiKeys.map((k: any) => k.name)).toEqual(['test', 'reader']);
+    const listed = await h.gql<{ apiKeys: { id: string; name: string }[] }>(`{ apiKeys { id name scopes last4 } }`, {}, key);
+    expect(listed.data.apiKeys.map((k) => k.name)).toEqual(['test', 'reader']);
     expect(JSON.stringify(listed)).not.toContain(reader.key);
     // The read-only key may read but not work, nor mint itself more power.
     expect((await h.gql(`{ me { id } }`, {}, reader.key)).errors).toBeUndefined();

@@ -81,7 +81,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       '{ apiKeys { id } }',
     ]) {
       const refused = await h.gql(query, {}, token);
-      expect({ query, codes: refused.errors?.map((e: any) => e.extensions.code), data: refused.data }).toEqual({
+      expect({ query, codes: refused.errors?.map((e) => e.extensions.code), data: refused.data }).toEqual({
         query,
         codes: ['FORBIDDEN'],
         data: null,

@@ -5,6 +5,7 @@ import type { Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { GqlError } from '../support/bodies.js';
 
 const EMAIL = 'ada.scopes@example.org';
 
@@ -79,7 +80,7 @@ describe('API key scopes through the doors', () => {
       body: JSON.stringify({ query: START, variables: { i: input, k: 'scopes-1' } }),
     });
     expect(res.statusCode).toBe(200);
-    const body = res.json();
+    const body = res.json<{ data: { startTranscription: { id: string } }; errors: (GqlError & { path: string[] })[] }>();
     expect(body.data.startTranscription).toEqual({
       id: expect.any(String),
       status: expect.stringMatching(/^(QUEUED|RUNNING)$/),
@@ -87,7 +88,7 @@ describe('API key scopes through the doors', () => {
       account: null,
       webhook: null,
     });
-    expect(body.errors.map((e: any) => [e.path.join('.'), e.extensions.code]).sort()).toEqual([
+    expect(body.errors.map((e) => [e.path.join('.'), e.extensions.code]).sort()).toEqual([
       ['startTranscription.account', 'FORBIDDEN'],
       ['startTranscription.webhook', 'FORBIDDEN'],
     ]);

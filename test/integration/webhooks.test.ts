@@ -6,6 +6,7 @@ import type { FakeSite } from '../fakes/site.fake.js';
 import type { Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
+import { jobBody } from '../support/bodies.js';
 
 /** One POST a receiver saw. */
 interface Delivery {
@@ -162,10 +163,10 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
     for (const d of deliveries) expect(verifyReference(secret, d.headers, d.body)).toBe(true);
     const attempts = await until('four recorded attempts', async () => {
-      const body = (await h.request('GET', `/api/jobs/${res.json().id}`, { headers: { authorization: `Bearer ${key}` } })).json();
-      return body.webhook.attempts.length >= 4 && body.webhook.attempts;
+      const body = jobBody(await h.request('GET', `/api/jobs/${res.json().id}`, { headers: { authorization: `Bearer ${key}` } }));
+      return body.webhook!.attempts.length >= 4 && body.webhook!.attempts;
     });
-    expect(attempts.map((a: any) => [a.attempt, a.statusCode])).toEqual([
+    expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
       [1, 500],
       [2, null],
       [3, null],

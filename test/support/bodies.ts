@@ -1,0 +1,57 @@
+import type { ErrorBody } from '../../src/http/error-body.js';
+import type { JobBody as JobBodyOfJob } from '../../src/modules/jobs/job.view.js';
+import type { ParseResponse } from '../../src/modules/parse/parse.service.js';
+import type { TranscriptionResponse } from '../../src/modules/transcription/transcription.service.js';
+import type { TestResponse } from './harness.js';
+
+/** A value as it arrives in JSON: dates are strings, `undefined` members are absent. */
+export type Json<T> = T extends Date ? string : T extends (infer U)[] ? Json<U>[] : T extends object ? { [K in keyof T]: Json<T[K]> } : T;
+
+/** POST /api/parse (and the parse mutation) on success: the service's own type, as JSON. */
+export type ParseBody = Json<ParseResponse>;
+/** POST /api/transcribe (and the transcribe mutation) on success, as JSON. */
+export type TranscriptionBody = Json<TranscriptionResponse>;
+/** GET /api/jobs/{id}, a 202's body, and what webhooks deliver, as JSON. */
+export type JobBody = Json<JobBodyOfJob>;
+/** The one REST error body: `{ error: { code, message, details?, requestId } }`. */
+export type { ErrorBody };
+
+/** A GraphQL error as the gateway formats it: the contract's code in `extensions.code`. */
+export interface GqlError {
+  message: string;
+  path?: (string | number)[];
+  extensions: { code: string; details?: Record<string, unknown>; [key: string]: unknown };
+}
+
+/** The body of a successful parse. */
+export function parseBody(res: TestResponse): ParseBody {
+  return res.json<ParseBody>();
+}
+
+/** The body of a successful (waited for) transcription. */
+export function transcriptionBody(res: TestResponse): TranscriptionBody {
+  return res.json<TranscriptionBody>();
+}
+
+/** A job as REST shows it. */
+export function jobBody(res: TestResponse): JobBody {
+  return res.json<JobBody>();
+}
+
+/** The error body, checked to have the one shape every REST error has (a code, a message, the request's id). */
+export function errorBody(res: TestResponse): ErrorBody {
+  const body = res.json<ErrorBody>();
+  expect(body).toEqual({
+    error: expect.objectContaining({ code: expect.any(String), message: expect.any(String), requestId: expect.any(String) }),
+  });
+  return body;
+}
+
+/** A GraphQL connection as it arrives: its edges, each with a node (and a cursor when asked). */
+export interface Connection<N> {
+  edges: { cursor?: string; node: N }[];
+  pageInfo?: { hasNextPage: boolean; endCursor: string | null };
+}
+
+/** The nodes of a connection, in order. */
+export const nodesOf = <N>(c: Connection<N>): N[] => c.edges.map((e) => e.node);
