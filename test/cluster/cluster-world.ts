@@ -21,6 +21,7 @@ import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 import { send } from '../support/send.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { UntypedBody } from '../support/harness.js';
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
@@ -202,7 +203,7 @@ export class Cluster {
   }
 
   /** Runs the operator CLI (`mediagate --json ...`) on this cluster's database; its JSON answer. */
-  async cli(...args: string[]): Promise<any> {
+  async cli(...args: string[]): Promise<UntypedBody> {
     const { stdout } = await run(NODE, [CLI, '--json', ...args], {
       env: { PATH: process.env.PATH ?? '', ...this.env, LOG_LEVEL: 'silent' },
     });

@@ -11,7 +11,7 @@ const CANCEL = `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld cre
 const JOB = `query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged error { code } } }`;
 
 const bearer = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
-const ok = (r: Reply): { status: number; json: any } => {
+const ok = (r: Reply): Exclude<Reply, { lost: string }> => {
   if ('lost' in r) throw new Error(`lost: ${r.lost}`);
   return r;
 };
@@ -174,7 +174,7 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
       const ended = new Promise<void>((resolve, reject) =>
         client.subscribe(
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { status creditsHeld creditsCharged } }`, variables: { id: started.id } },
-          { next: (m) => void pushes.push((m.data as any).jobUpdated), error: reject, complete: resolve },
+          { next: (m) => void pushes.push((m.data as { jobUpdated: { status: string } }).jobUpdated), error: reject, complete: resolve },
         ),
       );
       // The worker process has sent the media to the provider, which stalls.

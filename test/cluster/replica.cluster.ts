@@ -124,7 +124,8 @@ describe('analysts off the primary (DATABASE_READ_URL on a real streaming replic
     const me = await gql(gateway.url, analyst.key, `{ me { credits { available held } } }`);
     expect('lost' in me ? me : me.json.data.me.credits).toEqual({ available: expected, held: 0 });
     const list = await gql(gateway.url, analyst.key, `{ accounts(first: 10) { edges { node { id credits { available } } } } }`);
-    const row = 'lost' in list ? list : list.json.data.accounts.edges.find((e: any) => e.node.id === analyst.accountId)?.node;
+    const row =
+      'lost' in list ? list : list.json.data.accounts.edges.find((e: { node: { id: string } }) => e.node.id === analyst.accountId)?.node;
     expect(row).toEqual({ id: analyst.accountId, credits: { available: expected } });
     await pg.replica.query(DB, 'select pg_wal_replay_resume()');
     await pg.caughtUp();

@@ -7,7 +7,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 interface Outcome {
   /** The HTTP status; null over the WebSocket. */
   status: number | null;
-  data?: any;
+  data?: unknown;
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 

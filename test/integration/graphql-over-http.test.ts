@@ -2,6 +2,7 @@ import { serverAudits } from 'graphql-http';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createHarness, type Harness } from '../support/harness.js';
+import type { GqlError } from '../support/bodies.js';
 
 /**
  * The HTTP door of GraphQL (src/graphql/http-door.ts) against the GraphQL-over-HTTP specification,
@@ -143,8 +144,16 @@ describe('GraphQL over HTTP', () => {
         retryAttempts: 0,
       });
       const overWs = (query: string) =>
-        new Promise<any>((resolve) =>
-          ws.subscribe({ query }, { next: (m) => resolve(m.errors), error: resolve, complete: () => resolve(null) }),
+        new Promise<readonly GqlError[]>((resolve, reject) =>
+          ws.subscribe(
+            { query },
+            {
+              next: (m) => resolve((m.errors ?? []) as readonly GqlError[]),
+              // graphql-ws ends a refused operation with its GraphQL errors.
+              error: (e) => (Array.isArray(e) ? resolve(e as GqlError[]) : reject(e)),
+              complete: () => resolve([]),
+            },
+          ),
         );
       const overHttp = async (query: string) =>
         (
@@ -152,7 +161,7 @@ describe('GraphQL over HTTP', () => {
             headers: { 'content-type': 'application/json', authorization: `Bearer ${prodKey}` },
             body: JSON.stringify({ query }),
           })
-        ).json().errors;
+        ).json<{ errors: GqlError[] }>().errors;
       try {
         for (const errors of [await overHttp('{ __schema { queryType { name } } }'), await overWs('{ __schema { queryType { name } } }')]) {
           expect(errors.length).toBeGreaterThan(0);

@@ -99,7 +99,11 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
         }),
       });
       const answeredAt = performance.now();
-      expect(((await canceled.json()) as any).data.cancelJob).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0 });
+      expect(((await canceled.json()) as { data: { cancelJob: unknown } }).data.cancelJob).toEqual({
+        status: 'CANCELED',
+        creditsHeld: 0,
+        creditsCharged: 0,
+      });
 
       await until('the provider request to close', () => request.closedAt !== null, 5_000);
       const ms = request.closedAt! - answeredAt;

@@ -7,6 +7,10 @@ import { pino } from 'pino';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { OPERATOR } from '../../src/modules/principal.js';
+import { jobBody, type GqlError, type JobBody, type TranscriptionBody } from '../support/bodies.js';
+
+/** The codes of the errors a graphql-ws subscription ended with (its `error` callback gets the GraphQL errors, or an event). */
+const codesOf = (e: unknown) => (Array.isArray(e) ? (e as GqlError[]).map((x) => x.extensions?.code) : e);
 
 describe('queued transcriptions (startTranscription, Prefer: respond-async, cancelJob)', () => {
   let world: TranscriptionWorld;
@@ -29,10 +33,13 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
   afterAll(() => world?.close());
 
   const JOB = `query($id: ID!) { job(id: $id) { id status progress creditsHeld creditsCharged error { code } result } }`;
-  const untilJob = (key: string, id: string, done: (job: any) => boolean) =>
+  type Job = Pick<JobBody<TranscriptionBody>, 'id' | 'status' | 'progress' | 'creditsHeld' | 'creditsCharged' | 'result'> & {
+    error: { code: string } | null;
+  };
+  const untilJob = (key: string, id: string, done: (job: Job) => boolean) =>
     waitFor(
       async () => {
-        const job = (await h.gql(JOB, { id }, key)).data.job;
+        const job = (await h.gql<{ job: Job }>(JOB, { id }, key)).data.job;
         if (!done(job)) throw new Error(`job ${id} is ${JSON.stringify(job)}`);
         return job;
       },
@@ -51,27 +58,27 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(['QUEUED', 'RUNNING']).toContain(started.data.startTranscription.status);
     const job = await untilJob(key, started.data.startTranscription.id, (j) => j.status === 'SUCCEEDED' || j.status === 'FAILED');
     expect(job).toMatchObject({ status: 'SUCCEEDED', progress: 1, creditsHeld: 0, creditsCharged: 2, error: null });
-    expect(job.result.segments.length).toBeGreaterThan(0);
+    expect(job.result?.segments.length).toBeGreaterThan(0);
     expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
   });
 
   const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
   /** Polls GET Location, as a REST client does, until the job is where `done` wants it. */
-  const poll = async (key: string, location: string, done: (job: any) => boolean) => {
+  const poll = async (key: string, location: string, done: (job: JobBody<TranscriptionBody>) => boolean) => {
     // Any answer but 200 ends the polling, and fails below.
     const res = await waitFor(
       async () => {
         const res = await h.request('GET', location, auth(key));
-        if (res.statusCode === 200 && !done(res.json())) throw new Error(`${location} is ${res.body}`);
+        if (res.statusCode === 200 && !done(jobBody<TranscriptionBody>(res))) throw new Error(`${location} is ${res.body}`);
         return res;
       },
       { describe: `${location} to reach the expected state`, timeout: 15_000, interval: 100 },
     );
     expect(res.statusCode).toBe(200);
-    return res.json();
+    return jobBody<TranscriptionBody>(res);
   };
-  const finished = (j: any) => ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(j.status);
+  const finished = (j: { status: string }) => ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(j.status);
 
   it('answers Prefer: respond-async with 202, a Location to poll, and the job', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
@@ -91,7 +98,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       provider: 'openai',
       credits: { charged: 2, balance: 3 },
     });
-    expect(polled.result.segments.length).toBeGreaterThan(0);
+    expect(polled.result?.segments.length).toBeGreaterThan(0);
     expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
     const srt = await h.request('GET', `/api/transcriptions/${body.id}.srt`, { headers: { authorization: `Bearer ${key}` } });
@@ -245,7 +252,11 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       await new Promise<void>((resolve, reject) => {
         client.subscribe(
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { status progress creditsCharged } }`, variables: { id } },
-          { next: (msg) => void seen.push((msg.data as any).jobUpdated), error: reject, complete: resolve },
+          {
+            next: (msg) => void seen.push((msg.data as { jobUpdated: { status: string; progress: number } }).jobUpdated),
+            error: reject,
+            complete: resolve,
+          },
         );
       });
       expect(seen.at(-1)).toEqual({ status: 'SUCCEEDED', progress: 1, creditsCharged: 2 });
@@ -264,7 +275,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, variables: { id } },
           {
             next: (msg) => resolve(msg.errors?.map((e) => e.extensions?.code)),
-            error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e),
+            error: (e) => resolve(codesOf(e)),
             complete: () => resolve('completed'),
           },
         );
@@ -277,7 +288,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { ${fields} } }`, variables: { id } },
           {
             next: () => resolve('next'),
-            error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e),
+            error: (e) => resolve(codesOf(e)),
             complete: () => resolve('completed'),
           },
         );

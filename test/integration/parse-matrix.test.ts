@@ -2,6 +2,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import { parseBody, type ParseBody } from '../support/bodies.js';
 
 /**
  * Every page kind × mode × the qualities that matter, through both doors, on real media made by
@@ -236,7 +237,7 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
   const path = (url: string | null | undefined) => (url ? new URL(url).pathname : null);
 
   /** The body both doors answer, checked against one cell. */
-  function check(body: any, expect_: Success) {
+  function check(body: ParseBody, expect_: Success) {
     expect(body.status).toBe('SUCCEEDED');
     expect(path(body.media.url)).toBe(expect_.url);
     expect(body.media.kind).toBe(expect_.kind);
@@ -255,7 +256,7 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
     const viaRest = await h.account({ credits: 3 });
     const viaGql = await h.account({ credits: 3 });
     const rest = await h.rest('/api/parse', input, viaRest.key);
-    const gql = await h.gql(PARSE, { input }, viaGql.key);
+    const gql = await h.gql<{ parse: ParseBody }>(PARSE, { input }, viaGql.key);
     if ('error' in expectation) {
       expect(rest.statusCode).toBe(422);
       expect(rest.json().error.code).toBe(expectation.error);
@@ -271,7 +272,7 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
     }
     expect(rest.statusCode).toBe(200);
     expect(gql.errors).toBeUndefined();
-    check(rest.json(), expectation);
+    check(parseBody(rest), expectation);
     check(gql.data.parse, expectation);
     // The same answer through both doors, but for the job id.
     const { id: _r, ...restBody } = rest.json();

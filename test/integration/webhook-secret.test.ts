@@ -8,11 +8,12 @@ import { UNREADABLE_SECRET } from '../../src/modules/webhooks/webhook.service.js
 import { createHttpApp, openOrm, createServices, startWorkers } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
+import { createHarness, TEST_PEPPER, type Harness, type UntypedBody } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { GqlError } from '../support/bodies.js';
 
 const OTHER_PEPPER = 'another-pepper-0123456789abcdef012345';
 const UNDECRYPTABLE_LOG = 'webhook secret does not decrypt: is API_KEY_PEPPER the one it was encrypted with?';
@@ -69,13 +70,13 @@ async function gateway(h: Harness, pepper: string, logger: Logger) {
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
     services,
-    async gql(query: string, variables: Record<string, unknown>, key: string) {
+    async gql<T = UntypedBody>(query: string, variables: Record<string, unknown>, key: string) {
       const res = await fetch(`${url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
         body: JSON.stringify({ query, variables }),
       });
-      return (await res.json()) as { data?: any; errors?: { message: string; extensions: { code: string } }[] };
+      return (await res.json()) as { data: T; errors?: GqlError[] };
     },
     async close() {
       await app.close();

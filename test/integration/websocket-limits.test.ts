@@ -6,6 +6,7 @@ import { forgedKey, publicIdOf } from '../support/forged-key.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ErrorBody, GqlError } from '../support/bodies.js';
 
 /** The limits the WebSocket door shares with HTTP, and its own, met by real clients (ws, graphql-ws). */
 
@@ -14,7 +15,7 @@ const ONLY_SUBSCRIPTIONS = 'Only subscriptions are served over WebSocket; send q
 
 const wsUrl = (h: Harness) => `${h.url.replace('http', 'ws')}/graphql`;
 
-type Refused = { status: number; headers: IncomingHttpHeaders; body: any };
+type Refused = { status: number; headers: IncomingHttpHeaders; body: ErrorBody };
 
 /** Opens a socket as graphql-ws does (its subprotocol); the open socket, or the answer that refused the upgrade. */
 function open(h: Harness, headers: Record<string, string> = {}): Promise<WebSocket | Refused> {
@@ -53,10 +54,13 @@ function init(ws: WebSocket, payload?: Record<string, unknown>): Promise<'ack' |
 }
 
 /** The next message about operation `id`. */
+/** A graphql-transport-ws message about one operation. */
+type OperationMessage = { id: string; type: string; payload: { data?: unknown; errors: GqlError[] } };
+
 const answerTo = (ws: WebSocket, id: string) =>
-  new Promise<any>((resolve) => {
+  new Promise<OperationMessage>((resolve) => {
     const onMessage = (data: WebSocket.RawData) => {
-      const message = JSON.parse(String(data));
+      const message = JSON.parse(String(data)) as OperationMessage;
       if (message.id !== id) return;
       ws.off('message', onMessage);
       resolve(message);
@@ -66,7 +70,7 @@ const answerTo = (ws: WebSocket, id: string) =>
 
 /** A graphql-ws client's subscribe: the error codes it ends with, the first data it got, or the close event. */
 function subscribe(client: Client, query: string, variables: Record<string, unknown> = {}) {
-  return new Promise<{ codes?: (string | undefined)[]; errors?: any[]; data?: any; closed?: number }>((resolve) => {
+  return new Promise<{ codes?: (string | undefined)[]; errors?: readonly unknown[]; data?: unknown; closed?: number }>((resolve) => {
     client.subscribe(
       { query, variables },
       {
@@ -178,7 +182,7 @@ describe('the WebSocket door', () => {
         expect((await subscribe(c, query)).errors).toEqual([{ message: ONLY_SUBSCRIPTIONS, extensions: { code: 'INVALID_INPUT' } }]);
       }
       // With an operation name picking the query out of a document that has both.
-      const named = await new Promise<any>((resolve) =>
+      const named = await new Promise<unknown>((resolve) =>
         c.subscribe(
           { query: `query Me { me { id } } subscription S { jobUpdated(id: "${UNKNOWN_JOB}") { id } }`, operationName: 'Me' },
           { next: resolve, error: resolve, complete: () => resolve('complete') },
@@ -209,7 +213,7 @@ describe('the WebSocket door', () => {
       c.subscribe(
         { query: `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, variables: { id: jobId } },
         {
-          next: (m) => void pushes.push((m.data as any)?.jobUpdated.status),
+          next: (m) => void pushes.push((m.data as { jobUpdated: { status: string } } | null)?.jobUpdated.status ?? ''),
           error: (e) => void refusals.push(e),
           complete: () => undefined,
         },

@@ -13,7 +13,8 @@ import { gatewayProcessEnv } from '../support/gateway-env.js';
 import { makeMedia } from '../support/media.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { GatewayProcess, type Exit } from './gateway-process.js';
-import { send } from '../support/send.js';
+import { send, type Reply } from '../support/send.js';
+import type { UntypedBody } from '../support/harness.js';
 
 /** Timing of the gateway under test: short, so that deadlines and sweeps happen within a run. */
 export const TIMING = {
@@ -38,7 +39,7 @@ export type Door = 'rest' | 'graphql';
 
 /** What one request through a door came back with, in the model's terms. */
 export type Answer =
-  | { kind: 'ok'; status: number; jobId: string; charged: number; balance: number; body: Record<string, any> }
+  | { kind: 'ok'; status: number; jobId: string; charged: number; balance: number; body: Record<string, unknown> }
   | { kind: 'accepted'; jobId: string; status: string; held: number }
   | { kind: 'error'; status: number; code: string; details?: Record<string, unknown> }
   /** The connection died before an answer (the gateway crashed). */
@@ -212,13 +213,7 @@ export class World {
     return `model-${process.pid}-${this.requestSeq}`;
   }
 
-  private async http(
-    instance: number,
-    method: string,
-    path: string,
-    headers: Record<string, string>,
-    body?: unknown,
-  ): Promise<{ status: number; json: any } | { lost: string }> {
+  private async http(instance: number, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
     this.stats.requests += 1;
     this.stats.instances[instance].requests += 1;
     return send(this.gateways[instance].url, method, path, headers, body);
@@ -231,7 +226,7 @@ export class World {
     variables: Record<string, unknown>,
     requestId = this.nextRequestId(),
     instance = this.nextInstance(),
-  ): Promise<{ data: any; code?: string; details?: any; status: number } | { lost: string }> {
+  ): Promise<{ data: UntypedBody; code?: string; details?: Record<string, unknown>; status: number } | { lost: string }> {
     const res = await this.http(
       instance,
       'POST',

@@ -11,8 +11,11 @@ export type Json<T> = T extends Date ? string : T extends (infer U)[] ? Json<U>[
 export type ParseBody = Json<ParseResponse>;
 /** POST /api/transcribe (and the transcribe mutation) on success, as JSON. */
 export type TranscriptionBody = Json<TranscriptionResponse>;
-/** GET /api/jobs/{id}, a 202's body, and what webhooks deliver, as JSON. */
-export type JobBody = Json<JobBodyOfJob>;
+/**
+ * GET /api/jobs/{id}, a 202's body, and what webhooks deliver, as JSON; `R` is the result once
+ * SUCCEEDED (a transcription job's is the TranscriptionBody).
+ */
+export type JobBody<R = Record<string, unknown>> = Omit<Json<JobBodyOfJob>, 'result'> & { result: R | null };
 /** The one REST error body: `{ error: { code, message, details?, requestId } }`. */
 export type { ErrorBody };
 
@@ -33,9 +36,9 @@ export function transcriptionBody(res: TestResponse): TranscriptionBody {
   return res.json<TranscriptionBody>();
 }
 
-/** A job as REST shows it. */
-export function jobBody(res: TestResponse): JobBody {
-  return res.json<JobBody>();
+/** A job as REST shows it (`R`: its result's shape). */
+export function jobBody<R = Record<string, unknown>>(res: TestResponse): JobBody<R> {
+  return res.json<JobBody<R>>();
 }
 
 /** The error body, checked to have the one shape every REST error has (a code, a message, the request's id). */
@@ -55,3 +58,13 @@ export interface Connection<N> {
 
 /** The nodes of a connection, in order. */
 export const nodesOf = <N>(c: Connection<N>): N[] => c.edges.map((e) => e.node);
+
+/**
+ * What either door answers to one operation, read before knowing which: the REST body (success
+ * `T` or the error body) or GraphQL's `{ data: { [field]: T }, errors }`.
+ */
+export type EitherDoorBody<T> = Partial<T> & {
+  error?: ErrorBody['error'];
+  data?: Record<string, T> | null;
+  errors?: GqlError[];
+};

@@ -1,5 +1,7 @@
+import type { UntypedBody } from './harness.js';
+
 /** An answer as a client sees it: the status and the parsed body, or `lost` when the connection died first. */
-export type Reply = { status: number; json: any } | { lost: string };
+export type Reply<T = UntypedBody> = { status: number; json: T } | { lost: string };
 
 /**
  * Sends one JSON request to a gateway started as a process. A refused connection or a reset
