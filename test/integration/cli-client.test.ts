@@ -225,7 +225,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
     const jobId = /^job (\S+)/.exec(stderr)![1];
     expect(stderr).toContain(`error INTERRUPTED: interrupted; job ${jobId} canceled`);
     expect(requests).toContain(`POST /api/jobs/${jobId}/cancel`);
-    const job = await h.gql(`query($id: ID!) { job(id: $id) { status } }`, { id: jobId }, own);
+    const job = await h.gql<{ job: { status: string } }>(`query($id: ID!) { job(id: $id) { status } }`, { id: jobId }, own);
     expect(job.data.job.status).toBe('CANCELED');
     expect(await h.balance(owner)).toEqual({ available: 5, held: 0 });
   });

@@ -183,7 +183,11 @@ describe('the credit history per task', () => {
     expect(await h.balance(accountId)).toEqual({ available: moved, held: 0 });
     expect(moved).toBe(10);
     // The entries themselves stay entry by entry.
-    const all = await h.gql(`{ creditHistory(first: 100) { edges { node { id } } } }`, {}, key);
+    const all = await h.gql<{ creditHistory: Connection<{ id: string }> }>(
+      `{ creditHistory(first: 100) { edges { node { id } } } }`,
+      {},
+      key,
+    );
     expect(all.data.creditHistory.edges).toHaveLength(2 + 2 + 2 + 3 + 2 + 2);
   });
 
@@ -227,8 +231,13 @@ describe('the credit history per task', () => {
     expect((await h.gql<Rows>(ROWS, {}, parseOnly)).errors?.[0].extensions.code).toBe('FORBIDDEN');
 
     // A creditHistory cursor, a made-up one, a bad page size: INVALID_INPUT.
-    const entryCursor = (await h.gql(`{ creditHistory(first: 1) { pageInfo { endCursor } } }`, {}, me.key)).data.creditHistory.pageInfo
-      .endCursor;
+    const entryCursor = (
+      await h.gql<{ creditHistory: { pageInfo: { endCursor: string } } }>(
+        `{ creditHistory(first: 1) { pageInfo { endCursor } } }`,
+        {},
+        me.key,
+      )
+    ).data.creditHistory.pageInfo.endCursor;
     const forged = Buffer.from(`${new Date().toISOString()}|job:not-a-uuid`).toString('base64url');
     for (const variables of [{ after: entryCursor }, { after: forged }, { after: 'nonsense' }, { first: 0 }]) {
       const bad = await h.gql<Rows>(ROWS, variables, me.key);

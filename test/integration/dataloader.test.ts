@@ -93,6 +93,7 @@ describe('related rows through per-request DataLoaders', () => {
 
   const HISTORY = `query($first: Int, $accountId: ID) {
     creditHistory(first: $first, accountId: $accountId) { edges { node { kind jobId job { id status account { id name } } } } } }`;
+  type MeData = { me: Partial<AccountNode> & { id: string } };
   type HistoryData = {
     creditHistory: Connection<{
       kind: string;
@@ -196,7 +197,7 @@ describe('related rows through per-request DataLoaders', () => {
     const key = await warmKey(acc.id);
     await chargedTask(acc.id, 'PARSE', 1);
     const plain = await countStatements(() =>
-      h.gql('{ me { id name credits { available held } membership { plan status active } } }', {}, key),
+      h.gql<MeData>('{ me { id name credits { available held } membership { plan status active } } }', {}, key),
     );
     expect(plain.result.data.me).toMatchObject({
       name: 'Me Myself',
@@ -206,7 +207,7 @@ describe('related rows through per-request DataLoaders', () => {
     expect(plain.statements).toHaveLength(1);
 
     const full = await countStatements(() =>
-      h.gql(
+      h.gql<MeData>(
         `query($from: DateTime!, $to: DateTime!) { me { id apiKeys { name last4 } usage(from: $from, to: $to) { operation credits tasks } } }`,
         window(),
         key,
@@ -248,7 +249,7 @@ describe('related rows through per-request DataLoaders', () => {
     const analystKey = (await h.services.apiKeys.create(OPERATOR, analyst.id, 'admin')).key;
     const customer = await h.services.accounts.create(OPERATOR, { name: 'Cu Stomer', credits: 3 });
     const jobId = await chargedTask(customer.id, 'PARSE', 1);
-    const history = await h.gql(HISTORY, { accountId: customer.id }, analystKey);
+    const history = await h.gql<HistoryData>(HISTORY, { accountId: customer.id }, analystKey);
     expect(history.errors).toBeUndefined();
     expect(history.data.creditHistory.edges[0].node.job).toEqual({
       id: jobId,

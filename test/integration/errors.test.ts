@@ -45,7 +45,11 @@ describe('errors', () => {
     it('refuses a key the moment it is revoked', async () => {
       const { key, keyId } = await h.account();
       expect((await h.gql(`{ me { id } }`, {}, key)).errors).toBeUndefined();
-      const revoked = await h.gql(`mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`, { id: keyId }, key);
+      const revoked = await h.gql<{ revokeApiKey: { id: string; revokedAt: string | null } }>(
+        `mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`,
+        { id: keyId },
+        key,
+      );
       expect(revoked.data.revokeApiKey.revokedAt).not.toBeNull();
       expect((await h.gql(`{ me { id } }`, {}, key)).errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
     });
@@ -59,7 +63,7 @@ describe('errors', () => {
       expect(t.statusCode).toBe(403);
       const gql = await h.gql(`mutation { parse(input: { url: "${url}", quality: "1080" }) { id } }`, {}, key);
       expect(gql.errors?.[0].extensions.code).toBe('MEMBERSHIP_REQUIRED');
-      const me = await h.gql(`{ me { membership { active } credits { available held } } }`, {}, key);
+      const me = await h.gql<{ me: unknown }>(`{ me { membership { active } credits { available held } } }`, {}, key);
       expect(me.data.me).toEqual({ membership: null, credits: { available: 10, held: 0 } });
     });
   });

@@ -193,7 +193,8 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
 
   it('graphql-ws’s client: follows a started transcription to its end; a query over the socket is INVALID_INPUT', async () => {
     const { key, accountId } = await h.account({ credits: 2 });
-    const id = (await h.gql(START, { url: `${site.origin}/talk.mp3` }, key)).data.startTranscription.id;
+    const id = (await h.gql<{ startTranscription: { id: string } }>(START, { url: `${site.origin}/talk.mp3` }, key)).data.startTranscription
+      .id;
     const ws = wsClient(key);
     try {
       const pushes: { status: string; result: { credits: { charged: number; balance: number } } | null }[] = [];

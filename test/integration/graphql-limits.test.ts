@@ -86,7 +86,7 @@ describe('GraphQL operation limits', () => {
       expect(outcome.errors).toEqual([{ message: expect.stringMatching(only), extensions: { code: 'INVALID_INPUT' } }]);
     }
     // Nothing was made: the account still has its one key.
-    expect((await h.gql('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
+    expect((await h.gql<{ me: { apiKeys: { id: string }[] } }>('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
   });
 
   /** An operation with these variables, through a door. */

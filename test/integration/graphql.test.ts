@@ -112,7 +112,7 @@ describe('GraphQL account area', () => {
 
   it('creates keys shown once, lists them without secrets, and limits a key to its scopes', async () => {
     const { key } = await h.account();
-    const created = await h.gql(
+    const created = await h.gql<{ createApiKey: { key: string; apiKey: unknown } }>(
       `mutation { createApiKey(name: "reader", scopes: ["read"]) { key apiKey { id name scopes createdAt lastUsedAt revokedAt } } }`,
       {},
       key,
@@ -145,7 +145,11 @@ describe('GraphQL account area', () => {
     } finally {
       await prod.close();
     }
-    const dev = await h.gql('{ __schema { queryType { name } } }', {}, (await h.account()).key);
+    const dev = await h.gql<{ __schema: { queryType: { name: string } } }>(
+      '{ __schema { queryType { name } } }',
+      {},
+      (await h.account()).key,
+    );
     expect(dev.data.__schema.queryType.name).toBe('Query');
   });
 

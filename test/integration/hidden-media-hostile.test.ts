@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
+import type { ParseBody } from '../support/bodies.js';
 
 /** What one hostile parse cost the gateway: wall time, and the process's peak RSS and heap above where they started. */
 interface Cost {
@@ -117,7 +118,7 @@ describe('hostile pages that hide media', () => {
     expect(rest.statusCode).toBe(200);
     expect(path(rest.json().media.url)).toBe(file);
     expect(rest.json().credits).toEqual({ charged: 1, balance: 2 });
-    const gql = await h.gql(
+    const gql = await h.gql<{ parse: ParseBody }>(
       'mutation($u: String!) { parse(input: { url: $u }) { media { url height } credits { charged } } }',
       { u: url(name) },
       key,

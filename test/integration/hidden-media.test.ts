@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
+import type { ParseBody } from '../support/bodies.js';
 
 /** A page that names its media only where players and social tags do not, and what a person expects of it (mode auto, quality 1080). */
 interface HiddenPage {
@@ -105,7 +106,7 @@ describe('the built-in reader on pages that hide their media', () => {
     const before = site.hits.length;
     const rest = await h.rest('/api/parse', input, a.key);
     expect(rest.statusCode).toBe(200);
-    const gql = await h.gql(PARSE, { input }, b.key);
+    const gql = await h.gql<{ parse: ParseBody }>(PARSE, { input }, b.key);
     expect(gql.errors).toBeUndefined();
     for (const body of [rest.json(), gql.data.parse]) {
       expect(path(body.media.url)).toBe(page.url);

@@ -29,7 +29,7 @@ describe('idempotency keys', () => {
     const again = await h.rest('/api/parse', { quality: '1080', url: `${site.origin}/v` }, key, { 'idempotency-key': 'order-1' });
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual(first.json());
-    const gql = await h.gql(
+    const gql = await h.gql<{ parse: unknown }>(
       `mutation { parse(input: { url: "${site.origin}/v" }, idempotencyKey: "order-1") { id credits { charged balance } } }`,
       {},
       key,

@@ -112,8 +112,9 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
       );
       expect(ms).toBeLessThan(200);
 
-      const job = (await h.gql(`query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, key)).data
-        .job;
+      const job = (
+        await h.gql<{ job: unknown }>(`query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, key)
+      ).data.job;
       expect(job).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, error: { code: 'CANCELED' } });
       expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
       expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
@@ -125,7 +126,7 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
 
   it('pushes a job’s changes over jobUpdated: RUNNING with its progress, then SUCCEEDED', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3` } },
       key,
@@ -176,7 +177,7 @@ if (process.env.DATABASE_URL) {
       const { key } = await h.account({ credits: 5 });
       const before = openai.requests.length;
       const id = (
-        await h.gql(
+        await h.gql<{ startTranscription: { id: string } }>(
           `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
           { i: { mediaUrl: `${site.origin}/talk.mp3` } },
           key,

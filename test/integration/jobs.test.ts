@@ -48,7 +48,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
 
   it('queues through GraphQL, holds at once, and charges on success', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string; status: string; creditsHeld: number; operation: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld operation } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3` } },
       key,
@@ -107,7 +107,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
 
   it('cancels a running job: its hold is released, nothing is charged, and a finished job stays as it is', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/endless.mp3` } },
       key,
@@ -115,14 +115,14 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const id = started.data.startTranscription.id;
     await untilJob(key, id, (j) => j.status === 'RUNNING');
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
-    const canceled = await h.gql(
+    const canceled = await h.gql<{ cancelJob: unknown }>(
       `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`,
       { id },
       key,
     );
     expect(canceled.data.cancelJob).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, error: { code: 'CANCELED' } });
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
-    const again = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, key);
+    const again = await h.gql<{ cancelJob: { status: string } }>(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, key);
     expect(again.data.cancelJob.status).toBe('CANCELED');
     expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
     const other = await h.account();
@@ -143,7 +143,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     for (const answer of [parsed.json(), transcribed.json()]) {
       const rest = await h.request('GET', `/api/jobs/${answer.id}`, auth(key));
       expect(rest.json().result).toEqual(answer);
-      const gql = await h.gql(`query($id: ID!) { job(id: $id) { result } }`, { id: answer.id }, key);
+      const gql = await h.gql<{ job: { result: unknown } }>(`query($id: ID!) { job(id: $id) { result } }`, { id: answer.id }, key);
       expect(gql.data.job.result).toEqual(answer);
     }
   });
@@ -206,7 +206,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       const before = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
       const rest = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
       expect([rest.statusCode, rest.json()]).toEqual([200, before]);
-      const gql = await h.gql(
+      const gql = await h.gql<{ cancelJob: unknown }>(
         `mutation($id: ID!) { cancelJob(id: $id) { id status creditsCharged error { code message } result } }`,
         { id },
         key,
@@ -235,7 +235,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
   it('streams a job’s changes over the jobUpdated subscription (graphql-ws), ending with its final state', async () => {
     const { key } = await h.account({ credits: 5 });
     const id = (
-      await h.gql(
+      await h.gql<{ startTranscription: { id: string } }>(
         `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
         { i: { mediaUrl: `${site.origin}/talk.mp3` } },
         key,
@@ -309,7 +309,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       req.socket.on('close', () => void (closed = true));
     });
     const id = (
-      await h.gql(
+      await h.gql<{ startTranscription: { id: string } }>(
         `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
         { i: { mediaUrl: `${site.origin}/endless-2.mp3` } },
         key,

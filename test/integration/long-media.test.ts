@@ -7,6 +7,7 @@ import type { Harness } from '../support/harness.js';
 import { transcriptionWorld, type FakeOpenAi, type TranscriptionWorld } from '../support/world.js';
 import { describeRecordingSubtitles, speechLike } from '../support/recording-subtitles.js';
 import { waitFor } from '../support/wait-for.js';
+import type { TranscriptionBody } from '../support/bodies.js';
 
 describe('long media through an OpenAI-compatible server', () => {
   let world: TranscriptionWorld;
@@ -54,7 +55,7 @@ describe('long media through an OpenAI-compatible server', () => {
     expect(await h.balance(accountId)).toEqual({ available: 7, held: 0 });
 
     openai.requests.length = 0;
-    const gql = await h.gql(
+    const gql = await h.gql<{ transcribe: TranscriptionBody }>(
       `mutation($i: TranscribeInput!) { transcribe(input: $i) { durationSeconds segments { start end } credits { charged } } }`,
       { i: { mediaUrl: `${site.origin}/lecture.mp3` } },
       key,
@@ -130,7 +131,7 @@ describe('silence', () => {
     const rest = await hQuiet.rest('/api/transcribe', { mediaUrl: `${site.origin}/silence.mp3` }, key);
     expect(rest.statusCode).toBe(200);
     expect(rest.json()).toMatchObject({ text: '', segments: [], credits: { charged: 1, balance: 4 } });
-    const gql = await hQuiet.gql(
+    const gql = await hQuiet.gql<{ transcribe: unknown }>(
       `mutation($i: TranscribeInput!) { transcribe(input: $i) { text segments { text } srt vtt credits { charged } } }`,
       { i: { mediaUrl: `${site.origin}/silence.mp3` } },
       key,

@@ -42,16 +42,20 @@ describe('frontend sign-in with OpenID Connect', () => {
 
   it('verifies the token against the issuer’s JWKS and makes the account on first sign-in', async () => {
     const token = await idp.sign({ sub: 'user-1', name: 'Grace', email: 'grace@example.com' });
-    const first = await h.gql('{ me { id name email membership { active } credits { available } } }', {}, token);
+    const first = await h.gql<{ me: { id: string; name: string } }>(
+      '{ me { id name email membership { active } credits { available } } }',
+      {},
+      token,
+    );
     expect(first.errors).toBeUndefined();
     expect(first.data.me).toMatchObject({ name: 'Grace', email: 'grace@example.com', membership: null, credits: { available: 0 } });
-    const again = await h.gql('{ me { id } }', {}, await idp.sign({ sub: 'user-1' }));
+    const again = await h.gql<{ me: { id: string } }>('{ me { id } }', {}, await idp.sign({ sub: 'user-1' }));
     expect(again.data.me.id).toBe(first.data.me.id);
   });
 
   it('lets a signed-in user without membership parse on the free tier (720 and below) only', async () => {
     const token = await idp.sign({ sub: 'user-2', name: 'Free' });
-    const me = (await h.gql('{ me { id } }', {}, token)).data.me;
+    const me = (await h.gql<{ me: { id: string } }>('{ me { id } }', {}, token)).data.me;
     await h.services.ledger.grant(me.id, 3, 'test');
     const free = await h.rest('/api/parse', { url: `${site.origin}/v` }, token);
     expect(free.statusCode).toBe(200);
@@ -69,7 +73,7 @@ describe('frontend sign-in with OpenID Connect', () => {
 
   it('lets a Bearer ID token read but never make credentials: no API key, no webhook secret (403 FORBIDDEN, nothing changed)', async () => {
     const token = await idp.sign({ sub: 'user-keys', name: 'Keyless' });
-    const me = await h.gql('{ me { id name } }', {}, token);
+    const me = await h.gql<{ me: { id: string; name: string } }>('{ me { id name } }', {}, token);
     expect(me.errors).toBeUndefined();
     expect(me.data.me.name).toBe('Keyless');
     const accountId = me.data.me.id;
@@ -127,7 +131,11 @@ describe('frontend sign-in with OpenID Connect', () => {
   });
 
   it('accepts an azp that names the audience', async () => {
-    const me = await h.gql('{ me { name } }', {}, await idp.sign({ sub: 'user-azp', name: 'Azp', azp: 'mediagate-web' }));
+    const me = await h.gql<{ me: { name: string } }>(
+      '{ me { name } }',
+      {},
+      await idp.sign({ sub: 'user-azp', name: 'Azp', azp: 'mediagate-web' }),
+    );
     expect(me.errors).toBeUndefined();
     expect(me.data.me.name).toBe('Azp');
   });
@@ -162,7 +170,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       });
       expect(cookie.attributes.domain).toBeUndefined();
       // The same account the Bearer token names; the session may make keys (the page's own work).
-      expect((await h.gql('{ me { id } }', {}, idToken)).data.me.id).toBe(body.account.id);
+      expect((await h.gql<{ me: { id: string } }>('{ me { id } }', {}, idToken)).data.me.id).toBe(body.account.id);
       const made = await h.request('POST', '/graphql', {
         headers: { 'content-type': 'application/json', cookie: `${cookie.name}=${cookie.value}`, 'x-csrf-token': body.csrfToken },
         body: JSON.stringify({ query: 'mutation { createApiKey(name: "from the page") { apiKey { name } } }' }),

@@ -58,7 +58,7 @@ describe('parse: bad manifests and probes', () => {
     const a = await h.account({ credits: 2 });
     const b = await h.account({ credits: 2 });
     const rest = await h.rest('/api/parse', input, a.key);
-    const gql = await h.gql(
+    const gql = await h.gql<{ parse: unknown }>(
       `mutation($input: ParseInput!) { parse(input: $input) { media { url height durationSeconds hasAudio } credits { charged } } }`,
       { input },
       b.key,

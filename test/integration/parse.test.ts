@@ -55,7 +55,11 @@ describe('parse', () => {
     expect(body.alternatives.map((a: { height: number }) => a.height)).toEqual([720, 480]);
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 4, held: 0 });
-    const job = await h.gql(`query($id: ID!) { job(id: $id) { id status operation creditsCharged creditsHeld } }`, { id: body.id }, key);
+    const job = await h.gql<{ job: unknown }>(
+      `query($id: ID!) { job(id: $id) { id status operation creditsCharged creditsHeld } }`,
+      { id: body.id },
+      key,
+    );
     expect(job.data.job).toEqual({ id: body.id, status: 'SUCCEEDED', operation: 'PARSE', creditsCharged: 1, creditsHeld: 0 });
   });
 
@@ -125,7 +129,11 @@ describe('parse', () => {
       key,
     );
     expect(history.data.creditHistory.edges.map((e) => e.node.kind)).toEqual(['RELEASE', 'HOLD', 'GRANT']);
-    const jobs = await h.gql(`{ jobs(first: 5) { edges { node { status error { code } creditsCharged } } } }`, {}, key);
+    const jobs = await h.gql<{ jobs: Connection<unknown> }>(
+      `{ jobs(first: 5) { edges { node { status error { code } creditsCharged } } } }`,
+      {},
+      key,
+    );
     expect(jobs.data.jobs.edges[0].node).toEqual({ status: 'FAILED', error: { code: 'NO_MEDIA_FOUND' }, creditsCharged: 0 });
   });
 
@@ -144,7 +152,7 @@ describe('parse', () => {
     const res = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(res.statusCode).toBe(402);
     expect(res.json().error).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { required: 1, available: 0 } });
-    const jobs = await h.gql(`{ jobs { edges { node { id } } } }`, {}, key);
+    const jobs = await h.gql<{ jobs: Connection<{ id: string }> }>(`{ jobs { edges { node { id } } } }`, {}, key);
     expect(jobs.data.jobs.edges).toEqual([]);
     expect(await h.balance(accountId)).toEqual({ available: 0, held: 0 });
     const gql = await h.gql(`mutation { parse(input: { url: "${site.origin}/watch" }) { id } }`, {}, key);

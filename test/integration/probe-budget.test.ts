@@ -20,6 +20,7 @@ import {
 import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
+import type { ParseBody } from '../support/bodies.js';
 
 /**
  * What media probes may spend, through both doors, against real servers: one part loaded into
@@ -117,7 +118,7 @@ describe.each(TEST_DATABASES)('probe budget (%s database)', (database) => {
           ? { status: 200, media: body.media, credits: body.credits }
           : { status: res.statusCode, code: body.error.code };
     } else {
-      const res = await h.gql(PARSE, { input: { url, mode } }, account.key);
+      const res = await h.gql<{ parse: ParseBody }>(PARSE, { input: { url, mode } }, account.key);
       answer = res.errors
         ? { status: res.errors[0].extensions.code === 'NO_MEDIA_FOUND' ? 422 : 500, code: res.errors[0].extensions.code }
         : { status: 200, media: res.data.parse.media, credits: res.data.parse.credits };

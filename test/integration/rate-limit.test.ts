@@ -68,7 +68,7 @@ describe('rate limits', () => {
       const first = await limited.rest('/api/parse', { url: 'not a url' }, victim.key);
       expect(first.statusCode).toBe(400);
       expect(first.headers.ratelimit).toBe('limit=3, remaining=2, reset=60');
-      expect((await limited.gql('{ me { id } }', {}, victim.key)).data.me.id).toBe(victim.accountId);
+      expect((await limited.gql<{ me: { id: string } }>('{ me { id } }', {}, victim.key)).data.me.id).toBe(victim.accountId);
       expect((await limited.rest('/api/parse', { url: 'not a url' }, victim.key)).statusCode).toBe(400);
       expect((await limited.rest('/api/parse', { url: 'not a url' }, victim.key)).statusCode).toBe(429);
     } finally {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
+import type { ParseBody } from '../support/bodies.js';
 
 /** Pages written as real sites send them to a browser (see test/fixtures/pages/real-world/README.md). */
 interface RealWorldPage {
@@ -44,7 +45,7 @@ describe('the built-in reader on real-world pages', () => {
     const b = await h.account({ credits: 2 });
     const rest = await h.rest('/api/parse', input, a.key);
     expect(rest.statusCode).toBe(200);
-    const gql = await h.gql(PARSE, { input }, b.key);
+    const gql = await h.gql<{ parse: ParseBody }>(PARSE, { input }, b.key);
     expect(gql.errors).toBeUndefined();
     for (const body of [rest.json(), gql.data.parse]) {
       const chosen = path(body.media.url)!;

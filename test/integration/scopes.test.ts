@@ -62,7 +62,7 @@ describe('API key scopes through the doors', () => {
   const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 20_000) =>
     waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;
   const jobStatus = async (id: string, readKey: string) =>
-    (await h.gql(`query($id: ID!) { job(id: $id) { status } }`, { id }, readKey)).data.job.status as string;
+    (await h.gql<{ job: { status: string } }>(`query($id: ID!) { job(id: $id) { status } }`, { id }, readKey)).data.job.status as string;
 
   const START = `mutation($i: TranscribeInput!, $k: String) {
     startTranscription(input: $i, idempotencyKey: $k) {
@@ -102,10 +102,15 @@ describe('API key scopes through the doors', () => {
     await until(
       'the delivery',
       async () =>
-        (await h.gql(`query($id: ID!) { job(id: $id) { webhook { attempts { statusCode } } } }`, { id }, keys.read)).data.job.webhook
-          .attempts[0],
+        (
+          await h.gql<{ job: { webhook: { attempts: { statusCode: number }[] } } }>(
+            `query($id: ID!) { job(id: $id) { webhook { attempts { statusCode } } } }`,
+            { id },
+            keys.read,
+          )
+        ).data.job.webhook.attempts[0],
     );
-    const replay = await h.gql(START, { i: input, k: 'scopes-1' }, keys.transcribe);
+    const replay = await h.gql<{ startTranscription: unknown }>(START, { i: input, k: 'scopes-1' }, keys.transcribe);
     expect(replay.data.startTranscription).toMatchObject({ id, status: 'SUCCEEDED', account: null, webhook: null });
     expect(replay.errors?.map((e) => e.extensions.code)).toEqual(['FORBIDDEN', 'FORBIDDEN']);
     // REST's 202 for the same replay: the job, with no delivery attempt listed to a key without read.
@@ -123,7 +128,7 @@ describe('API key scopes through the doors', () => {
       attempts: [expect.objectContaining({ attempt: 1, statusCode: 204, eventType: 'job.succeeded' })],
     });
     // With read, GraphQL shows the account and the webhook of the same job.
-    const read = await h.gql(
+    const read = await h.gql<{ job: unknown }>(
       `query($id: ID!) { job(id: $id) { account { email credits { held } } webhook { attempts { statusCode } } } }`,
       { id },
       keys.read,
@@ -134,7 +139,7 @@ describe('API key scopes through the doors', () => {
 
   it('a key with every scope (the default) sees the account and the webhook of the job it starts', async () => {
     const { accountId, keys } = await accountWithKeys({ all: [] });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       START,
       { i: { mediaUrl: endless('/endless-all.mp3'), webhookUrl: `${receiverOrigin}/hook-all` } },
       keys.all,
@@ -145,15 +150,20 @@ describe('API key scopes through the doors', () => {
       webhook: { url: `${receiverOrigin}/hook-all`, attempts: [] },
     });
     expect(
-      (await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id: started.data.startTranscription.id }, keys.all)).data
-        .cancelJob.status,
+      (
+        await h.gql<{ cancelJob: { status: string } }>(
+          `mutation($id: ID!) { cancelJob(id: $id) { status } }`,
+          { id: started.data.startTranscription.id },
+          keys.all,
+        )
+      ).data.cancelJob.status,
     ).toBe('CANCELED');
   });
 
   it('cancelJob needs the transcribe scope: a read-only key is FORBIDDEN and the job runs on, its hold still held; a transcribe key cancels and releases it', async () => {
     const { accountId, keys } = await accountWithKeys({ transcribe: ['transcribe'], read: ['read'] });
     const media = endless('/endless-cancel.mp3');
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: media } },
       keys.transcribe,
@@ -177,7 +187,7 @@ describe('API key scopes through the doors', () => {
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 4, held: 1 });
 
-    const canceled = await h.gql(
+    const canceled = await h.gql<{ cancelJob: unknown }>(
       `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`,
       { id },
       keys.transcribe,

@@ -125,7 +125,11 @@ describe('transcription priced by the audio transcribed, not by what the contain
     it('charges GraphQL callers alike', async () => {
       const { key, accountId } = await h.account({ credits: 10 });
       const before = providers[name].received().length;
-      const res = await h.gql(TRANSCRIBE, { i: { mediaUrl: `${site.origin}/restarts.ts` } }, key);
+      const res = await h.gql<{ transcribe: { durationSeconds: number; credits: { charged: number } } }>(
+        TRANSCRIBE,
+        { i: { mediaUrl: `${site.origin}/restarts.ts` } },
+        key,
+      );
       expect(res.errors).toBeUndefined();
       const { durationSeconds, credits } = res.data.transcribe;
       expectPricedBySent(durationSeconds, credits.charged, receivedSince(before));

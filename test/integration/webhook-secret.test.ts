@@ -8,7 +8,7 @@ import { UNREADABLE_SECRET } from '../../src/modules/webhooks/webhook.service.js
 import { createHttpApp, openOrm, createServices, startWorkers } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, TEST_PEPPER, type Harness, type UntypedBody } from '../support/harness.js';
+import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
 import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
@@ -70,7 +70,7 @@ async function gateway(h: Harness, pepper: string, logger: Logger) {
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
     services,
-    async gql<T = UntypedBody>(query: string, variables: Record<string, unknown>, key: string) {
+    async gql<T = unknown>(query: string, variables: Record<string, unknown>, key: string) {
       const res = await fetch(`${url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
@@ -128,7 +128,8 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
 
   const stored = async (accountId: string) =>
     (await h.sql<{ s: string }>(`select encode(secret_enc, 'hex') as s from webhook_secret where account_id = ?`, [accountId]))[0]?.s;
-  const read = (key: string) => h.gql(`{ webhookSecret { secret createdAt } }`, {}, key);
+  const read = (key: string) =>
+    h.gql<{ webhookSecret: { secret: string; createdAt: string } }>(`{ webhookSecret { secret createdAt } }`, {}, key);
 
   it('does not decrypt a secret copied to another account’s row, and keeps that row as it is', async () => {
     const a = await h.account();
@@ -150,7 +151,8 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
     expect(await stored(b.accountId)).toBe(copied);
     // The owner's own secret still reads; b's owner can replace the broken one deliberately.
     expect((await read(a.key)).data.webhookSecret.secret).toBe(secretA);
-    const rotated = (await h.gql(`mutation { rotateWebhookSecret { secret } }`, {}, b.key)).data.rotateWebhookSecret.secret;
+    const rotated = (await h.gql<{ rotateWebhookSecret: { secret: string } }>(`mutation { rotateWebhookSecret { secret } }`, {}, b.key))
+      .data.rotateWebhookSecret.secret;
     expect(rotated).toMatch(/^whsec_/);
     expect((await read(b.key)).data.webhookSecret.secret).toBe(rotated);
   });
@@ -200,7 +202,7 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
       expect(refused.errors?.[0]).toMatchObject({ extensions: { code: 'INTERNAL_ERROR' } });
       expect(refused.errors?.[0].message).toContain('It was kept as it is; rotateWebhookSecret replaces it.');
 
-      const started = await wrong.gql(
+      const started = await wrong.gql<{ startTranscription: { id: string } }>(
         `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
         { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/pepper-${database}` } },
         wrongKey,
@@ -214,7 +216,7 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
         return rows.length > 0 && rows;
       });
       expect(attempts[0]).toEqual({ status_code: null, error: UNREADABLE_SECRET });
-      const onTheJob = await wrong.gql(
+      const onTheJob = await wrong.gql<{ job: { webhook: { attempts: unknown[] } } }>(
         `query($id: ID!) { job(id: $id) { webhook { attempts { statusCode error } } } }`,
         { id: jobId },
         wrongKey,
@@ -244,7 +246,9 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
       );
       expect(verifies(secret, delivery.headers, delivery.body)).toBe(true);
       expect(JSON.parse(delivery.body)).toMatchObject({ type: 'job.succeeded', data: { id: jobId! } });
-      expect((await right.gql(`{ webhookSecret { secret } }`, {}, key)).data.webhookSecret.secret).toBe(secret);
+      expect(
+        (await right.gql<{ webhookSecret: { secret: string } }>(`{ webhookSecret { secret } }`, {}, key)).data.webhookSecret.secret,
+      ).toBe(secret);
     } finally {
       await right.close();
     }

@@ -6,7 +6,7 @@ import type { FakeSite } from '../fakes/site.fake.js';
 import type { Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
-import { jobBody } from '../support/bodies.js';
+import { jobBody, type Connection } from '../support/bodies.js';
 
 /** One POST a receiver saw. */
 interface Delivery {
@@ -100,7 +100,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
   const delivered = (path: string, n = 1) => (receiver.at(path).length >= n ? receiver.at(path) : null);
 
   const secretOf = async (key: string) => {
-    const res = await h.gql(`{ webhookSecret { secret createdAt } }`, {}, key);
+    const res = await h.gql<{ webhookSecret: { secret: string; createdAt: string } }>(`{ webhookSecret { secret createdAt } }`, {}, key);
     expect(res.errors).toBeUndefined();
     return res.data.webhookSecret.secret as string;
   };
@@ -110,7 +110,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     const secret = await secretOf(key);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(await secretOf(key)).toBe(secret); // the same on every read
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/gql-hook` } },
       key,
@@ -133,12 +133,12 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     expect(event.data.result.segments.length).toBeGreaterThan(0);
     // The attempt is on the job, through both doors.
     const job = await until('the attempt on the job', async () => {
-      const r = await h.gql(
+      const r = await h.gql<{ job: { webhook: { url: string; attempts: unknown[] } } }>(
         `query($id: ID!) { job(id: $id) { webhook { url attempts { attempt eventId eventType statusCode error } } } }`,
         { id: jobId },
         key,
       );
-      return r.data.job.webhook.attempts.length && r.data.job;
+      return r.data.job.webhook.attempts.length > 0 && r.data.job;
     });
     expect(job.webhook).toEqual({
       url: `${receiver.origin}/gql-hook`,
@@ -180,7 +180,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
 
   it('announces a canceled job, and a failed one with its error', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/endless.mp3`, webhookUrl: `${receiver.origin}/cancel-hook` } },
       key,
@@ -190,7 +190,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     const [canceled] = await until('the cancel event', () => delivered('/cancel-hook'));
     expect(JSON.parse(canceled.body)).toMatchObject({ type: 'job.canceled', data: { id: jobId, status: 'CANCELED', creditsCharged: 0 } });
 
-    const failing = await h.gql(
+    const failing = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/missing.mp3`, webhookUrl: `${receiver.origin}/fail-hook` } },
       key,
@@ -210,7 +210,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     });
     expect(rest.statusCode).toBe(422);
     expect(rest.json().error.code).toBe('URL_NOT_ALLOWED');
-    const gql = await h.gql(
+    const gql = await h.gql<{ job: unknown }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'http://169.254.169.254/latest' } },
       key,
@@ -222,14 +222,14 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.details).toHaveProperty('webhookUrl');
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
-    const jobs = await h.gql(`{ jobs { edges { node { id } } } }`, {}, key);
+    const jobs = await h.gql<{ jobs: Connection<{ id: string }> }>(`{ jobs { edges { node { id } } } }`, {}, key);
     expect(jobs.data.jobs.edges).toEqual([]);
   });
 
   it('rotates the secret: the old one stops verifying, the next delivery verifies with the new one', async () => {
     const { key } = await h.account({ credits: 5 });
     const old = await secretOf(key);
-    const rotated = await h.gql(`mutation { rotateWebhookSecret { secret } }`, {}, key);
+    const rotated = await h.gql<{ rotateWebhookSecret: { secret: string } }>(`mutation { rotateWebhookSecret { secret } }`, {}, key);
     const fresh = rotated.data.rotateWebhookSecret.secret;
     expect(fresh).not.toBe(old);
     expect(await secretOf(key)).toBe(fresh);
@@ -248,7 +248,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
 
   it('reading or rotating the secret needs the keys scope', async () => {
     const { key } = await h.account({ scopes: ['parse', 'transcribe', 'read'] });
-    const res = await h.gql(`{ webhookSecret { secret } }`, {}, key);
+    const res = await h.gql<{ webhookSecret: { secret: string } }>(`{ webhookSecret { secret } }`, {}, key);
     expect(res.errors?.[0].extensions.code).toBe('FORBIDDEN');
   });
 });
@@ -293,7 +293,7 @@ describe('idempotency for queued work', () => {
   it('startTranscription takes idempotencyKey with the same rules', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
     const start = (mediaUrl: string) =>
-      h.gql(
+      h.gql<{ startTranscription: { id: string } }>(
         `mutation($i: TranscribeInput!, $k: String) { startTranscription(input: $i, idempotencyKey: $k) { id } }`,
         { i: { mediaUrl }, k: 'gql-key' },
         key,

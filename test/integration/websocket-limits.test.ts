@@ -6,7 +6,7 @@ import { forgedKey, publicIdOf } from '../support/forged-key.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-import type { ErrorBody, GqlError } from '../support/bodies.js';
+import type { ErrorBody, GqlError, Connection } from '../support/bodies.js';
 
 /** The limits the WebSocket door shares with HTTP, and its own, met by real clients (ws, graphql-ws). */
 
@@ -192,7 +192,7 @@ describe('the WebSocket door', () => {
     } finally {
       await c.dispose();
     }
-    expect((await h.gql('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
+    expect((await h.gql<{ me: { apiKeys: { id: string }[] } }>('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
   });
 
   it('runs at most 20 subscriptions at once on one connection; the 21st is refused RATE_LIMITED until one ends', async () => {
@@ -204,7 +204,9 @@ describe('the WebSocket door', () => {
     const parse = h.rest('/api/parse', { url: `${site.origin}/slow` }, key);
     const jobId = await until(
       'the running parse',
-      async () => (await h.gql('{ jobs(first: 1) { edges { node { id status } } } }', {}, key)).data.jobs.edges[0]?.node.id as string,
+      async () =>
+        (await h.gql<{ jobs: Connection<{ id: string; status: string }> }>('{ jobs(first: 1) { edges { node { id status } } } }', {}, key))
+          .data.jobs.edges[0]?.node.id as string,
     );
     const c = client(h, key);
     const pushes: string[] = [];

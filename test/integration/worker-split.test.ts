@@ -32,7 +32,7 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
   it('queues without working the job; a worker on the same database finishes it', async () => {
     expect(h.config.workerConcurrency).toBe(0);
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3` } },
       key,
@@ -55,7 +55,7 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
       timeout: 15_000,
     });
     expect([...new Set(gatewayWorkers().map((w) => w.queue))]).toEqual(['webhook']);
-    expect((await h.gql(JOB, { id }, key)).data.job).toEqual({ status: 'QUEUED', creditsHeld: 1, creditsCharged: 0 });
+    expect((await h.gql<{ job: unknown }>(JOB, { id }, key)).data.job).toEqual({ status: 'QUEUED', creditsHeld: 1, creditsCharged: 0 });
     expect(world.openai.requests.length).toBe(0);
 
     // What `mediagate worker` starts: its own connection to the queue, and the workers; it records the jobs it runs.
@@ -68,7 +68,7 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
     await startWorkers({ ...h.services, transcription, config: { ...h.config, workerConcurrency: 1 } }, worker);
     const job = await waitFor(
       async () => {
-        const j = (await h.gql(JOB, { id }, key)).data.job;
+        const j = (await h.gql<{ job: { status: string; creditsHeld: number; creditsCharged: number } }>(JOB, { id }, key)).data.job;
         return ['SUCCEEDED', 'FAILED'].includes(j.status) && j;
       },
       { describe: 'the job to finish', timeout: 15_000, interval: 100 },

@@ -1,6 +1,7 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
+import type { ParseBody } from '../support/bodies.js';
 
 /** The real yt-dlp program, made to fetch through the guarded proxy. */
 describe('parse through yt-dlp', () => {
@@ -67,7 +68,7 @@ describe('parse through yt-dlp', () => {
     expect(body.items[0]).toMatchObject({ kind: 'video', title: expect.any(String), alternatives: [] });
     expect(body.credits).toEqual({ charged: 1, balance: 2 });
     const b = await h.account({ credits: 3 });
-    const gql = await h.gql(
+    const gql = await h.gql<{ parse: ParseBody }>(
       `mutation($input: ParseInput!) { parse(input: $input) { media { url } items { url kind title } itemsTotal credits { charged } } }`,
       { input: { url: `${site.origin}/gallery` } },
       b.key,

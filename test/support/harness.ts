@@ -18,8 +18,9 @@ export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
 export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
 
 /**
- * A body read without naming its shape: the tests written before the typed readers (bodies.ts) use
- * it. A new test names what it reads: `parseBody(res)`, `errorBody(res)`, `res.json<T>()`, `h.gql<T>()`.
+ * A REST body read without naming its shape (`res.json()` with no type): the tests written before the
+ * typed readers (bodies.ts) still read that way. A new test names what it reads: `parseBody(res)`,
+ * `errorBody(res)`, `jobBody(res)`, `res.json<T>()`. GraphQL has no such default: `h.gql<T>()` names its data.
  */
 // biome-ignore lint/suspicious/noExplicitAny: the one untyped read left in the tests, kept for the older call sites only
 export type UntypedBody = any;
@@ -62,7 +63,7 @@ export interface Harness {
   url: string;
   request(method: string, path: string, opts?: { headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
   rest(path: string, body: unknown, key?: string | null, headers?: Record<string, string>): Promise<TestResponse>;
-  gql<T = UntypedBody>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<GqlAnswer<T>>;
+  gql<T = unknown>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<GqlAnswer<T>>;
   balance(accountId: string): Promise<{ available: number; held: number }>;
   /** Ledger invariants: entries sum to the balance; nothing negative. */
   ledgerSums(accountId: string): Promise<{ available: number; held: number }>;
