@@ -9,6 +9,7 @@ import { makeMedia } from '../support/media.js';
 import { serveLibrary } from '../support/media-library.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import { type ErrorBody, jobBody } from '../support/bodies.js';
 
 describe('the account area in a real browser (login link)', () => {
   let h: Harness;
@@ -140,18 +141,20 @@ describe('the account area in a real browser (login link)', () => {
         .count(),
     ).toBe(1);
     const auth = { authorization: `Bearer ${key}` };
-    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json().error.code).toBe('NO_MEDIA_FOUND');
-    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json().error.code).toBe('CONTENT_UNAVAILABLE');
-    const started = (await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' })).json();
+    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
+    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json<ErrorBody>().error.code).toBe(
+      'CONTENT_UNAVAILABLE',
+    );
+    const started = jobBody(await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' }));
     await waitFor(
       async () => {
-        const job = (await h.request('GET', `/api/jobs/${started.id}`, { headers: auth })).json();
+        const job = jobBody(await h.request('GET', `/api/jobs/${started.id}`, { headers: auth }));
         if (job.status !== 'RUNNING') throw new Error(`the job is ${job.status}`);
         return true;
       },
       { describe: 'the endless job to run', timeout: 15_000, interval: 100 },
     );
-    expect((await h.request('POST', `/api/jobs/${started.id}/cancel`, { headers: auth })).json().status).toBe('CANCELED');
+    expect(jobBody(await h.request('POST', `/api/jobs/${started.id}/cancel`, { headers: auth })).status).toBe('CANCELED');
     expect(await h.balance(accountId)).toEqual({ available: 21, held: 0 });
 
     await page.reload();

@@ -2,7 +2,7 @@ import { createHarness } from '../support/harness.js';
 import { startFakeAssemblyAi } from '../fakes/assemblyai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
-import { transcriptionBody } from '../support/bodies.js';
+import { transcriptionBody, type TranscriptionBody } from '../support/bodies.js';
 
 describe('transcribe through AssemblyAI', () => {
   let site: FakeSite;
@@ -45,7 +45,7 @@ describe('transcribe through AssemblyAI', () => {
       ],
     });
     // Word times come in milliseconds and go out in seconds, with the speaker.
-    expect(res.json().segments[0].words).toEqual([
+    expect(res.json<TranscriptionBody>().segments[0].words).toEqual([
       { start: 0.32, end: 0.64, text: 'Good', speaker: 'speaker_A' },
       { start: 0.64, end: 1.12, text: 'morning.', speaker: 'speaker_A' },
     ]);

@@ -8,6 +8,7 @@ import type { FakeSite } from '../fakes/site.fake.js';
 import type { Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
+import { jobBody } from '../support/bodies.js';
 
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
 const CLI = join(process.cwd(), 'dist/cli/main.js');
@@ -173,7 +174,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
       speaker: null,
     });
     // Exactly the finished job's result, read from the polls alone: no second call for the balance.
-    expect(body).toEqual((await h.request('GET', `/api/jobs/${body.id}`, { headers: { authorization: `Bearer ${key}` } })).json().result);
+    expect(body).toEqual(jobBody(await h.request('GET', `/api/jobs/${body.id}`, { headers: { authorization: `Bearer ${key}` } })).result);
     expect(requests.slice(seen).filter((r) => r !== `GET /api/jobs/${body.id}`)).toEqual(['POST /api/transcribe']);
 
     const srt = await cli(['--json', 'transcribe', `${site.origin}/talk.mp3`, '--format', 'srt']);

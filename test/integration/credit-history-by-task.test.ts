@@ -3,7 +3,7 @@ import type { GqlAnswer, Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-import { jobBody, type Connection, type JobBody } from '../support/bodies.js';
+import { jobBody, type Connection, type JobBody, type ErrorBody, type TranscriptionBody } from '../support/bodies.js';
 
 const ROWS = `query($first: Int, $after: String) { creditHistoryByTask(first: $first, after: $after) {
   edges { cursor node { id createdAt
@@ -73,13 +73,15 @@ describe('the credit history per task', () => {
     const { key, accountId } = await h.account({ credits: 10 });
     const parsed = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(parsed.statusCode).toBe(200);
-    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json().error.code).toBe('NO_MEDIA_FOUND');
+    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
     const transcribed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
-    expect(transcribed.json().credits).toEqual({ charged: 2, balance: 7 });
-    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json().error.code).toBe('CONTENT_UNAVAILABLE');
-    const started = (await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' })).json();
+    expect(transcribed.json<TranscriptionBody>().credits).toEqual({ charged: 2, balance: 7 });
+    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json<ErrorBody>().error.code).toBe(
+      'CONTENT_UNAVAILABLE',
+    );
+    const started = jobBody(await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' }));
     await untilJob(key, started.id, (j) => j.status === 'RUNNING');
-    expect((await h.request('POST', `/api/jobs/${started.id}/cancel`, auth(key))).json().status).toBe('CANCELED');
+    expect(jobBody(await h.request('POST', `/api/jobs/${started.id}/cancel`, auth(key))).status).toBe('CANCELED');
     await h.services.ledger.grant(accountId, 3, 'goodwill');
 
     const res = await h.gql<Rows>(ROWS, { first: 20 }, key);
@@ -168,13 +170,13 @@ describe('the credit history per task', () => {
     ]);
     expect(rows[1].job?.id).toBe(started.id);
     const talk = rows[3].job!;
-    expect(talk.id).toBe(transcribed.json().id);
+    expect(talk.id).toBe(transcribed.json<{ id: string }>().id);
     expect(talk.creditEntries).toEqual([
       entry('HOLD', 1, -1, 1, talk.id),
       entry('HOLD', 1, -1, 1, talk.id),
       entry('CAPTURE', 2, 0, -2, talk.id),
     ]);
-    expect(rows[5].job?.id).toBe(parsed.json().id);
+    expect(rows[5].job?.id).toBe(parsed.json<{ id: string }>().id);
     expect(rows[6]).toMatchObject({ job: null, entry: { ...entry('GRANT', 10, 10, 0, null), reason: 'initial credits' } });
     expect(res.data.creditHistoryByTask.pageInfo.hasNextPage).toBe(false);
 

@@ -6,7 +6,7 @@ import { CSV_HEADER as HEADER, describeExportMemory } from '../support/credit-hi
 import { createHarness, type GqlAnswer, type Harness } from '../support/harness.js';
 import { factories } from '../support/factories.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-import type { Connection } from '../support/bodies.js';
+import type { Connection, ErrorBody } from '../support/bodies.js';
 
 const COLUMNS = HEADER.split(',');
 
@@ -260,7 +260,7 @@ describe('GET /api/credit-history.csv', () => {
     const parseOnly = await h.account({ credits: 1, scopes: ['parse'] });
     const noScope = await get('/api/credit-history.csv', parseOnly.key);
     expect(noScope.statusCode).toBe(403);
-    expect(noScope.json().error.code).toBe('FORBIDDEN');
+    expect(noScope.json<ErrorBody>().error.code).toBe('FORBIDDEN');
   });
 
   it('answers 400 INVALID_INPUT, naming the parameter, for bad dates, kinds and parameters, and streams nothing', async () => {
@@ -285,9 +285,9 @@ describe('GET /api/credit-history.csv', () => {
       expect({ query, status: res.statusCode }).toEqual({ query, status: 400 });
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.headers['content-disposition']).toBeUndefined();
-      const { error } = res.json();
+      const { error } = res.json<ErrorBody>();
       expect(error.code).toBe('INVALID_INPUT');
-      expect({ query, details: Object.keys(error.details).sort() }).toEqual({ query, details: [...fields].sort() });
+      expect({ query, details: Object.keys(error.details!).sort() }).toEqual({ query, details: [...fields].sort() });
     }
   });
 
@@ -319,7 +319,7 @@ describe('GET /api/credit-history.csv', () => {
         graphql: valid ? 'taken' : 'refused',
       });
       if (!valid)
-        expect({ text, code: rest.json().error.code, details: Object.keys(rest.json().error.details) }).toEqual({
+        expect({ text, code: rest.json<ErrorBody>().error.code, details: Object.keys(rest.json<ErrorBody>().error.details!) }).toEqual({
           text,
           code: 'INVALID_INPUT',
           details: ['from'],
@@ -332,7 +332,7 @@ describe('GET /api/credit-history.csv', () => {
     for (const headers of attempts) {
       const res = await h.request('GET', '/api/credit-history.csv', { headers });
       expect(res.statusCode).toBe(401);
-      expect(res.json().error.code).toBe('UNAUTHENTICATED');
+      expect(res.json<ErrorBody>().error.code).toBe('UNAUTHENTICATED');
     }
     // Before looking at the filters: a caller without a key learns nothing about them.
     expect((await h.request('GET', '/api/credit-history.csv?from=nope')).statusCode).toBe(401);
@@ -370,7 +370,7 @@ describe('GET /api/credit-history.csv', () => {
     try {
       const res = await get('/api/credit-history.csv', a.key);
       expect(res.statusCode).toBe(500);
-      expect(res.json().error).toEqual({ code: 'INTERNAL_ERROR', message: expect.any(String), requestId: expect.any(String) });
+      expect(res.json<ErrorBody>().error).toEqual({ code: 'INTERNAL_ERROR', message: expect.any(String), requestId: expect.any(String) });
       expect(res.body).not.toContain('connection refused');
     } finally {
       before.mockRestore();

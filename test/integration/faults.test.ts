@@ -11,6 +11,7 @@ import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 import type { ErrorCode } from '../../src/errors.js';
+import { parseBody, type GqlBody, type ParseBody } from '../support/bodies.js';
 
 const gqlRequest = (h: Harness, query: string, variables: Record<string, unknown>, key: string) =>
   h.request('POST', '/graphql', {
@@ -108,12 +109,16 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
     const failures: ErrorCode[] = [];
     for (const { door, res } of answers) {
       if (door === 'rest') {
-        if (res.statusCode === 200) succeeded.set(res.json().id, res.json().credits.charged);
+        if (res.statusCode === 200) succeeded.set(parseBody(res).id, parseBody(res).credits.charged);
         else failures.push(explained(() => checkRestError(res)));
       } else {
         const codes = explained(() => checkGraphqlAnswer(res));
         if (codes.length) failures.push(...codes);
-        else succeeded.set(res.json().data.parse.id, res.json().data.parse.credits.charged);
+        else
+          succeeded.set(
+            res.json<GqlBody<{ parse: ParseBody }>>().data.parse.id,
+            res.json<GqlBody<{ parse: ParseBody }>>().data.parse.credits.charged,
+          );
       }
     }
     expect(succeeded.size + failures.length).toBe(50);
@@ -146,7 +151,7 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
       [accountId],
     );
     const charged = jobs.filter((j) => j.status === 'SUCCEEDED').map((j) => j.id);
-    expect(new Set(charged)).toEqual(new Set([warm.json().id, again.json().id, ...succeeded.keys()]));
+    expect(new Set(charged)).toEqual(new Set([warm.json<{ id: string }>().id, again.json<{ id: string }>().id, ...succeeded.keys()]));
     expect(jobs.filter((j) => j.status !== 'SUCCEEDED').every((j) => Number(j.credits_charged) === 0)).toBe(true);
     const snap = (await snapshot(h, [accountId])).get(accountId)!;
     checkLedger(accountId, snap);

@@ -3,7 +3,7 @@ import { createHarness, type GqlAnswer, type Harness } from '../support/harness.
 import { factories } from '../support/factories.js';
 import { nextMillisecond } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-import type { Connection } from '../support/bodies.js';
+import type { Connection, ErrorBody, GqlBody } from '../support/bodies.js';
 
 describe('GraphQL account area', () => {
   let h: Harness;
@@ -128,7 +128,7 @@ describe('GraphQL account area', () => {
     expect((await h.gql(`{ me { id } }`, {}, reader.key)).errors).toBeUndefined();
     const parse = await h.rest('/api/parse', { url: 'https://video.example/x' }, reader.key);
     expect(parse.statusCode).toBe(403);
-    expect(parse.json().error.code).toBe('FORBIDDEN');
+    expect(parse.json<ErrorBody>().error.code).toBe('FORBIDDEN');
     const escalate = await h.gql(`mutation { createApiKey(scopes: ["parse"]) { key } }`, {}, reader.key);
     expect(escalate.errors?.[0].extensions.code).toBe('FORBIDDEN');
     const unknownScope = await h.gql(`mutation { createApiKey(scopes: ["root"]) { key } }`, {}, key);
@@ -158,7 +158,7 @@ describe('GraphQL account area', () => {
     const get = (q: string) => h.request('GET', `/graphql?query=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${key}` } });
     const query = await get('{ me { id } }');
     expect(query.statusCode).toBe(200);
-    expect(query.json().data.me.id).toBe(accountId);
+    expect(query.json<GqlBody<{ me: { id: string } }>>().data.me.id).toBe(accountId);
     // A caller's own data: no cache along the way may keep it.
     expect(query.headers['cache-control']).toBe('no-store');
     const mutation = await get('mutation { createApiKey(name: "via-get") { key } }');

@@ -84,7 +84,7 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
         prefer: 'respond-async',
       });
       expect(started.statusCode).toBe(202);
-      const id = started.json().id;
+      const id = started.json<{ id: string }>().id;
       await until('the provider request', () => openai.requests.length > before);
       const request = openai.requests[before];
       expect(await h.balance(accountId)).toEqual({ available: 3, held: 2 });

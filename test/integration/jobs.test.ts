@@ -7,7 +7,16 @@ import { pino } from 'pino';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { OPERATOR } from '../../src/modules/principal.js';
-import { jobBody, type GqlError, type JobBody, type TranscriptionBody } from '../support/bodies.js';
+import {
+  jobBody,
+  type GqlError,
+  type JobBody,
+  type TranscriptionBody,
+  type ErrorBody,
+  type ParseBody,
+  parseBody,
+  transcriptionBody,
+} from '../support/bodies.js';
 
 /** The codes of the errors a graphql-ws subscription ended with (its `error` callback gets the GraphQL errors, or an event). */
 const codesOf = (e: unknown) => (Array.isArray(e) ? (e as GqlError[]).map((x) => x.extensions?.code) : e);
@@ -85,7 +94,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key, { prefer: 'respond-async' });
     expect(res.statusCode).toBe(202);
     expect(res.headers['preference-applied']).toBe('respond-async');
-    const body = res.json();
+    const body = jobBody<TranscriptionBody>(res);
     expect(res.headers.location).toBe(`/api/jobs/${body.id}`);
     expect(body).toMatchObject({ status: 'QUEUED', creditsHeld: 1, creditsCharged: 0, result: null });
     const polled = await poll(key, res.headers.location, finished);
@@ -135,14 +144,14 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const { key } = await h.account({ credits: 10 });
     const parsed = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(parsed.statusCode).toBe(200);
-    expect(parsed.json().credits).toEqual({ charged: 1, balance: 9 });
+    expect(parsed.json<ParseBody>().credits).toEqual({ charged: 1, balance: 9 });
     const transcribed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
     expect(transcribed.statusCode).toBe(200);
-    expect(transcribed.json().credits).toEqual({ charged: 2, balance: 7 });
+    expect(transcribed.json<TranscriptionBody>().credits).toEqual({ charged: 2, balance: 7 });
     // Read after both: the parse's result keeps 9, not today's 7.
-    for (const answer of [parsed.json(), transcribed.json()]) {
+    for (const answer of [parseBody(parsed), transcriptionBody(transcribed)]) {
       const rest = await h.request('GET', `/api/jobs/${answer.id}`, auth(key));
-      expect(rest.json().result).toEqual(answer);
+      expect(jobBody(rest).result).toEqual(answer);
       const gql = await h.gql<{ job: { result: unknown } }>(`query($id: ID!) { job(id: $id) { result } }`, { id: answer.id }, key);
       expect(gql.data.job.result).toEqual(answer);
     }
@@ -152,7 +161,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const { key, accountId } = await h.account({ credits: 5 });
     const started = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' });
     expect(started.statusCode).toBe(202);
-    const id = started.json().id;
+    const id = started.json<{ id: string }>().id;
     await poll(key, started.headers.location, (j) => j.status === 'RUNNING');
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
 
@@ -165,16 +174,16 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(viaGraphql.errors?.[0]).toMatchObject({ message: 'No such job.', extensions: { code: 'NOT_FOUND' } });
     for (const path of [`/api/jobs/${randomUUID()}/cancel`, '/api/jobs/not-a-job/cancel']) {
       const unknown = await h.request('POST', path, auth(key));
-      expect([unknown.statusCode, unknown.json().error.code]).toEqual([404, 'NOT_FOUND']);
+      expect([unknown.statusCode, unknown.json<ErrorBody>().error.code]).toEqual([404, 'NOT_FOUND']);
     }
     const anonymous = await h.request('POST', `/api/jobs/${id}/cancel`);
-    expect([anonymous.statusCode, anonymous.json().error.code]).toEqual([401, 'UNAUTHENTICATED']);
+    expect([anonymous.statusCode, anonymous.json<ErrorBody>().error.code]).toEqual([401, 'UNAUTHENTICATED']);
     // A key of the owner's without the scope: FORBIDDEN through both doors, with the same words.
     const parseOnly = (await h.services.apiKeys.create(OPERATOR, accountId, 'parse only', ['parse'])).key;
     const unscoped = await h.request('POST', `/api/jobs/${id}/cancel`, auth(parseOnly));
-    expect([unscoped.statusCode, unscoped.json().error.code]).toEqual([403, 'FORBIDDEN']);
+    expect([unscoped.statusCode, unscoped.json<ErrorBody>().error.code]).toEqual([403, 'FORBIDDEN']);
     const unscopedGql = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, parseOnly);
-    expect(unscopedGql.errors?.[0]).toMatchObject({ message: unscoped.json().error.message, extensions: { code: 'FORBIDDEN' } });
+    expect(unscopedGql.errors?.[0]).toMatchObject({ message: unscoped.json<ErrorBody>().error.message, extensions: { code: 'FORBIDDEN' } });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
 
     const canceled = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
@@ -202,8 +211,8 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(done.statusCode).toBe(200);
     const failed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key, { prefer: 'respond-async' });
     await poll(key, failed.headers.location, finished);
-    for (const id of [done.json().id, failed.json().id]) {
-      const before = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
+    for (const id of [done.json<{ id: string }>().id, failed.json<{ id: string }>().id]) {
+      const before = jobBody(await h.request('GET', `/api/jobs/${id}`, auth(key)));
       const rest = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
       expect([rest.statusCode, rest.json()]).toEqual([200, before]);
       const gql = await h.gql<{ cancelJob: unknown }>(
@@ -219,12 +228,12 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
         result: before.result,
       });
     }
-    expect(done.json().credits).toEqual({ charged: 2, balance: 3 });
-    expect((await h.request('GET', `/api/jobs/${done.json().id}`, auth(key))).json()).toMatchObject({
+    expect(transcriptionBody(done).credits).toEqual({ charged: 2, balance: 3 });
+    expect((await h.request('GET', `/api/jobs/${done.json<{ id: string }>().id}`, auth(key))).json()).toMatchObject({
       status: 'SUCCEEDED',
       result: done.json(),
     });
-    expect((await h.request('GET', `/api/jobs/${failed.json().id}`, auth(key))).json()).toMatchObject({
+    expect((await h.request('GET', `/api/jobs/${failed.json<{ id: string }>().id}`, auth(key))).json()).toMatchObject({
       status: 'FAILED',
       error: { code: 'CONTENT_UNAVAILABLE' },
     });
@@ -353,10 +362,10 @@ describe('why a queued job failed', () => {
       });
       expect(res.statusCode).toBe(202);
       expect(res.headers['x-request-id']).toBe('client-req-42');
-      const id = res.json().id;
+      const id = res.json<{ id: string }>().id;
       const job = await waitFor(
         async () => {
-          const seen = (await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } })).json();
+          const seen = jobBody(await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } }));
           if (seen.status !== 'FAILED') throw new Error(`job ${id} is ${JSON.stringify(seen)}`);
           return seen;
         },

@@ -5,6 +5,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { parseSetCookie } from '../support/set-cookie.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ErrorBody, GqlRefusal, SessionBody } from '../support/bodies.js';
 
 const UNAUTHENTICATED_KEY = { code: 'UNAUTHENTICATED', message: 'A valid API key is required (Authorization: Bearer <key>).' };
 /** The nonce a page that keeps `verifier` puts in its sign-in: base64url(SHA-256(verifier)). */
@@ -66,7 +67,7 @@ describe('frontend sign-in with OpenID Connect', () => {
     });
     const hd = await h.rest('/api/parse', { url: `${site.origin}/v`, quality: '1080' }, token);
     expect(hd.statusCode).toBe(403);
-    expect(hd.json().error.code).toBe('MEMBERSHIP_REQUIRED');
+    expect(hd.json<ErrorBody>().error.code).toBe('MEMBERSHIP_REQUIRED');
     const transcribe = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/a.mp3` }, token);
     expect(transcribe.statusCode).toBe(403);
   });
@@ -125,7 +126,7 @@ describe('frontend sign-in with OpenID Connect', () => {
     const token = await make();
     const res = await h.rest('/api/parse', { url: `${site.origin}/v` }, token);
     expect(res.statusCode).toBe(401);
-    expect(res.json().error).toMatchObject(UNAUTHENTICATED_KEY);
+    expect(res.json<ErrorBody>().error).toMatchObject(UNAUTHENTICATED_KEY);
     expect((await h.gql('{ me { id } }', {}, token)).errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
     expect(await accounts()).toBe(before);
   });
@@ -157,7 +158,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       const idToken = await idp.sign({ sub: 'user-x', name: 'Exchanged', nonce: nonceOf(VERIFIER) });
       const res = await exchange({ idToken, nonceVerifier: VERIFIER });
       expect(res.statusCode).toBe(200);
-      const body = res.json();
+      const body = res.json<SessionBody>();
       expect(body).toEqual({
         csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         expiresAt: expect.any(String),
@@ -201,7 +202,7 @@ describe('frontend sign-in with OpenID Connect', () => {
         const res = await exchange(body);
         expect(res.statusCode).toBe(401);
         expect(res.headers['set-cookie']).toBeUndefined();
-        const { requestId: _id, ...error } = res.json().error;
+        const { requestId: _id, ...error } = res.json<ErrorBody>().error;
         bodies.add(JSON.stringify(error));
       }
       expect([...bodies].map((b) => JSON.parse(b))).toEqual([
@@ -210,7 +211,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       for (const body of [{ idToken: await idp.sign({ sub: 'user-n8', nonce: nonceOf(VERIFIER) }) }, { nonceVerifier: VERIFIER }, []]) {
         const res = await exchange(body);
         expect(res.statusCode).toBe(400);
-        expect(res.json().error.code).toBe('INVALID_INPUT');
+        expect(res.json<ErrorBody>().error.code).toBe('INVALID_INPUT');
       }
       expect(await accounts()).toBe(before);
     });
@@ -225,19 +226,20 @@ describe('frontend sign-in with OpenID Connect', () => {
       const idToken = await idp.sign({ sub: 'user-switch', name: 'Switch', nonce: nonceOf(VERIFIER) });
       const refused = await exchange({ idToken, nonceVerifier: VERIFIER }, { cookie: adaCookie });
       expect(refused.statusCode).toBe(403);
-      expect(refused.json().error.code).toBe('FORBIDDEN');
+      expect(refused.json<ErrorBody>().error.code).toBe('FORBIDDEN');
       expect(await sessionsOf(ada.id)).toBe(1);
       expect((await h.sql<{ n: number }>(`select count(*)::int as n from account where name = 'Switch'`))[0].n).toBe(0);
       const switched = await exchange(
         { idToken, nonceVerifier: VERIFIER },
-        { cookie: adaCookie, 'x-csrf-token': signedIn.json().csrfToken },
+        { cookie: adaCookie, 'x-csrf-token': signedIn.json<SessionBody>().csrfToken },
       );
       expect(switched.statusCode).toBe(200);
-      expect(switched.json().account.name).toBe('Switch');
+      expect(switched.json<SessionBody>().account.name).toBe('Switch');
       expect((await h.request('GET', '/account/api/session', { headers: { cookie: adaCookie } })).statusCode).toBe(204);
       expect(
-        (await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: adaCookie } })).json()
-          .errors[0].extensions.code,
+        (
+          await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: adaCookie } })
+        ).json<GqlRefusal>().errors[0].extensions.code,
       ).toBe('UNAUTHENTICATED');
       expect(await sessionsOf(ada.id)).toBe(0);
     });

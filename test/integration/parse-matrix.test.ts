@@ -2,7 +2,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
-import { parseBody, type ParseBody } from '../support/bodies.js';
+import { parseBody, type ParseBody, type ErrorBody } from '../support/bodies.js';
 
 /**
  * Every page kind × mode × the qualities that matter, through both doors, on real media made by
@@ -259,10 +259,10 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
     const gql = await h.gql<{ parse: ParseBody }>(PARSE, { input }, viaGql.key);
     if ('error' in expectation) {
       expect(rest.statusCode).toBe(422);
-      expect(rest.json().error.code).toBe(expectation.error);
-      if (expectation.message) expect(rest.json().error.message).toMatch(expectation.message);
+      expect(rest.json<ErrorBody>().error.code).toBe(expectation.error);
+      if (expectation.message) expect(rest.json<ErrorBody>().error.message).toMatch(expectation.message);
       expect(gql.errors?.[0].extensions.code).toBe(expectation.error);
-      expect(gql.errors?.[0].message).toBe(rest.json().error.message);
+      expect(gql.errors?.[0].message).toBe(rest.json<ErrorBody>().error.message);
       // Refused: nothing charged, nothing held, the ledger still sums.
       for (const a of [viaRest, viaGql]) {
         expect(await h.balance(a.accountId)).toEqual({ available: 3, held: 0 });
@@ -275,7 +275,7 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
     check(parseBody(rest), expectation);
     check(gql.data.parse, expectation);
     // The same answer through both doors, but for the job id.
-    const { id: _r, ...restBody } = rest.json();
+    const { id: _r, ...restBody } = parseBody(rest);
     const { id: _g, ...gqlBody } = gql.data.parse;
     expect(gqlBody.media).toEqual(restBody.media.audio === undefined ? { ...restBody.media, audio: null } : restBody.media);
     expect(gqlBody.itemsTotal).toBe(restBody.itemsTotal);

@@ -1,6 +1,6 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { parseBody, type Connection, type ParseBody } from '../support/bodies.js';
+import { parseBody, type Connection, type ParseBody, type ErrorBody } from '../support/bodies.js';
 
 const PAGE = (origin: string) => `<!doctype html>
 <html><head>
@@ -40,7 +40,7 @@ describe('parse', () => {
     const res = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    const body = res.json();
+    const body = parseBody(res);
     expect(body).toMatchObject({
       status: 'SUCCEEDED',
       url: `${site.origin}/watch`,
@@ -52,7 +52,7 @@ describe('parse', () => {
       provider: 'builtin',
       credits: { charged: 1, balance: 4 },
     });
-    expect(body.alternatives.map((a: { height: number }) => a.height)).toEqual([720, 480]);
+    expect(body.alternatives.map((a) => a.height)).toEqual([720, 480]);
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 4, held: 0 });
     const job = await h.gql<{ job: unknown }>(
@@ -77,13 +77,13 @@ describe('parse', () => {
     });
     const audio = await h.rest('/api/parse', { url: `${site.origin}/direct/clip.mp4`, mode: 'audio' }, key);
     expect(audio.statusCode).toBe(422);
-    expect(audio.json().error.code).toBe('NO_MEDIA_FOUND');
+    expect(audio.json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
   });
 
   it('honours quality: the highest format at or below the requested height', async () => {
     const { key } = await h.account();
     const res = await h.rest('/api/parse', { url: `${site.origin}/watch`, quality: '720' }, key);
-    expect(res.json().media.url).toBe(`${site.origin}/media/clip-720.mp4`);
+    expect(res.json<ParseBody>().media.url).toBe(`${site.origin}/media/clip-720.mp4`);
   });
 
   it('gives the same result and the same charge through REST and GraphQL', async () => {
@@ -121,7 +121,7 @@ describe('parse', () => {
     const { key, accountId } = await h.account({ credits: 2 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/empty` }, key);
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('NO_MEDIA_FOUND');
+    expect(res.json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
     const history = await h.gql<{ creditHistory: Connection<{ kind: string; amount: number }> }>(
       `{ creditHistory { edges { node { kind amount } } } }`,
@@ -141,7 +141,7 @@ describe('parse', () => {
     const { key, accountId } = await h.account({ credits: 2 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/broken` }, key);
     expect(res.statusCode).toBe(502);
-    expect(res.json().error.code).toBe('PROVIDER_ERROR');
+    expect(res.json<ErrorBody>().error.code).toBe('PROVIDER_ERROR');
     expect(res.body).not.toContain('exploded');
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 2, held: 0 });
@@ -151,7 +151,7 @@ describe('parse', () => {
     const { key, accountId } = await h.account({ credits: 0 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(res.statusCode).toBe(402);
-    expect(res.json().error).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { required: 1, available: 0 } });
+    expect(res.json<ErrorBody>().error).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { required: 1, available: 0 } });
     const jobs = await h.gql<{ jobs: Connection<{ id: string }> }>(`{ jobs { edges { node { id } } } }`, {}, key);
     expect(jobs.data.jobs.edges).toEqual([]);
     expect(await h.balance(accountId)).toEqual({ available: 0, held: 0 });

@@ -20,7 +20,7 @@ import {
 import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
-import type { ParseBody } from '../support/bodies.js';
+import type { ParseBody, EitherDoorBody } from '../support/bodies.js';
 
 /**
  * What media probes may spend, through both doors, against real servers: one part loaded into
@@ -112,11 +112,11 @@ describe.each(TEST_DATABASES)('probe budget (%s database)', (database) => {
     let answer: Answer;
     if (door === 'rest') {
       const res = await h.rest('/api/parse', { url, mode }, account.key);
-      const body = res.json();
+      const body = res.json<EitherDoorBody<ParseBody>>();
       answer =
         res.statusCode === 200
           ? { status: 200, media: body.media, credits: body.credits }
-          : { status: res.statusCode, code: body.error.code };
+          : { status: res.statusCode, code: body.error?.code };
     } else {
       const res = await h.gql<{ parse: ParseBody }>(PARSE, { input: { url, mode } }, account.key);
       answer = res.errors

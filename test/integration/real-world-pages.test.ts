@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
-import type { ParseBody } from '../support/bodies.js';
+import { type ParseBody, parseBody } from '../support/bodies.js';
 
 /** Pages written as real sites send them to a browser (see test/fixtures/pages/real-world/README.md). */
 interface RealWorldPage {
@@ -47,7 +47,7 @@ describe('the built-in reader on real-world pages', () => {
     expect(rest.statusCode).toBe(200);
     const gql = await h.gql<{ parse: ParseBody }>(PARSE, { input }, b.key);
     expect(gql.errors).toBeUndefined();
-    for (const body of [rest.json(), gql.data.parse]) {
+    for (const body of [parseBody(rest), gql.data.parse]) {
       const chosen = path(body.media.url)!;
       if (page.expect.expectHlsVariantHeight) {
         // The page names the master; the answer is its variant at the asked height, the master an alternative.

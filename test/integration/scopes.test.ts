@@ -5,7 +5,7 @@ import type { Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-import type { GqlError } from '../support/bodies.js';
+import { type GqlError, type ErrorBody, type SessionBody, jobBody, type GqlBody } from '../support/bodies.js';
 
 const EMAIL = 'ada.scopes@example.org';
 
@@ -120,10 +120,10 @@ describe('API key scopes through the doors', () => {
     // GET /api/jobs/{id} needs read, as before: refused to the transcribe key, the attempts shown to the read key.
     const refused = await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${keys.transcribe}` } });
     expect(refused.statusCode).toBe(403);
-    expect(refused.json().error).toMatchObject({ code: 'FORBIDDEN', message: 'This API key lacks the "read" scope.' });
+    expect(refused.json<ErrorBody>().error).toMatchObject({ code: 'FORBIDDEN', message: 'This API key lacks the "read" scope.' });
     const polled = await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${keys.read}` } });
     expect(polled.statusCode).toBe(200);
-    expect(polled.json().webhook).toEqual({
+    expect(jobBody(polled).webhook).toEqual({
       url: input.webhookUrl,
       attempts: [expect.objectContaining({ attempt: 1, statusCode: 204, eventType: 'job.succeeded' })],
     });
@@ -204,10 +204,10 @@ describe('API key scopes through the doors', () => {
     const bad = { mediaUrl: 42 };
     const rest = await h.rest('/api/transcribe', bad, keys.read);
     expect(rest.statusCode).toBe(403);
-    expect(rest.json().error).toMatchObject({ code: 'FORBIDDEN', message: 'This API key lacks the "transcribe" scope.' });
+    expect(rest.json<ErrorBody>().error).toMatchObject({ code: 'FORBIDDEN', message: 'This API key lacks the "transcribe" scope.' });
     const parse = await h.rest('/api/parse', { url: 7 }, keys.read);
     expect(parse.statusCode).toBe(403);
-    expect(parse.json().error.message).toBe('This API key lacks the "parse" scope.');
+    expect(parse.json<ErrorBody>().error.message).toBe('This API key lacks the "parse" scope.');
     const gql = await h.gql(`mutation { transcribe(input: { mediaUrl: "not a url" }) { id } }`, {}, keys.read);
     expect(gql.errors?.[0]).toMatchObject({ message: 'This API key lacks the "transcribe" scope.', extensions: { code: 'FORBIDDEN' } });
   });
@@ -223,11 +223,13 @@ describe('API key scopes through the doors', () => {
     const headers = {
       'content-type': 'application/json',
       cookie: session.headers['set-cookie'].split(';')[0],
-      'x-csrf-token': session.json().csrfToken,
+      'x-csrf-token': session.json<SessionBody>().csrfToken,
     };
-    const gql = async (query: string, variables: Record<string, unknown>) =>
-      (await h.request('POST', '/graphql', { headers, body: JSON.stringify({ query, variables }) })).json();
-    const started = await gql(START, { i: { mediaUrl: endless('/endless-session.mp3'), webhookUrl: `${receiverOrigin}/hook-session` } });
+    const gql = async <T>(query: string, variables: Record<string, unknown>) =>
+      (await h.request('POST', '/graphql', { headers, body: JSON.stringify({ query, variables }) })).json<GqlBody<T>>();
+    const started = await gql<{ startTranscription: { id: string } }>(START, {
+      i: { mediaUrl: endless('/endless-session.mp3'), webhookUrl: `${receiverOrigin}/hook-session` },
+    });
     expect(started.errors).toBeUndefined();
     expect(started.data.startTranscription).toMatchObject({
       account: { email: EMAIL, credits: { held: 1 } },

@@ -3,6 +3,7 @@ import type { FakeSite } from '../fakes/site.fake.js';
 import type { Harness, TestResponse } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
+import { type ErrorBody, transcriptionBody } from '../support/bodies.js';
 
 /**
  * The temporary disk under transcriptions: a hostile site serves media that names no length and
@@ -65,7 +66,7 @@ describe('the temporary disk under transcriptions', () => {
     const third = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp3` }, key);
     expect(third.statusCode).toBe(429);
     expect(third.headers['retry-after']).toMatch(/^\d+$/);
-    expect(third.json().error).toMatchObject({
+    expect(third.json<ErrorBody>().error).toMatchObject({
       code: 'RATE_LIMITED',
       details: { retryAfterSeconds: Number(third.headers['retry-after']), limit: 2 },
     });
@@ -81,7 +82,7 @@ describe('the temporary disk under transcriptions', () => {
 
     letGo();
     const failed: TestResponse[] = await Promise.all(first);
-    expect(failed.map((r) => [r.statusCode, r.json().error.code])).toEqual([
+    expect(failed.map((r) => [r.statusCode, r.json<ErrorBody>().error.code])).toEqual([
       [422, 'NO_MEDIA_FOUND'],
       [422, 'NO_MEDIA_FOUND'],
     ]);
@@ -102,7 +103,7 @@ describe('the temporary disk under transcriptions', () => {
     const refused = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/trickle.ts` }, accounts[2].key);
     expect(refused.statusCode).toBe(503);
     expect(refused.headers['retry-after']).toMatch(/^\d+$/);
-    expect(refused.json().error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
+    expect(refused.json<ErrorBody>().error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
     const viaGraphql = await h.gql(TRANSCRIBE, { i: { mediaUrl: `${site.origin}/trickle.ts` } }, accounts[2].key);
     expect(viaGraphql.errors?.[0].extensions.code).toBe('PROVIDER_UNAVAILABLE');
     expect(await h.balance(accounts[2].accountId)).toEqual({ available: 5, held: 0 });
@@ -113,7 +114,7 @@ describe('the temporary disk under transcriptions', () => {
     // Media that names its length reserves just that, and its audio as it is written: it fits beside them.
     const small = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp3` }, accounts[3].key);
     expect(small.statusCode).toBe(200);
-    expect(small.json().credits.charged).toBe(1);
+    expect(transcriptionBody(small).credits.charged).toBe(1);
 
     letGo();
     await Promise.all(trickles);

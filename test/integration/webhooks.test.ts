@@ -6,7 +6,7 @@ import type { FakeSite } from '../fakes/site.fake.js';
 import type { Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
-import { jobBody, type Connection } from '../support/bodies.js';
+import { jobBody, type Connection, type ErrorBody } from '../support/bodies.js';
 
 /** One POST a receiver saw. */
 interface Delivery {
@@ -145,7 +145,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
       attempts: [{ attempt: 1, eventId: delivery.headers['webhook-id'], eventType: 'job.succeeded', statusCode: 200, error: null }],
     });
     const rest = await h.request('GET', `/api/jobs/${jobId}`, { headers: { authorization: `Bearer ${key}` } });
-    expect(rest.json().webhook.attempts).toHaveLength(1);
+    expect(jobBody(rest).webhook?.attempts).toHaveLength(1);
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
   });
 
@@ -157,13 +157,15 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
       prefer: 'respond-async',
     });
     expect(res.statusCode).toBe(202);
-    expect(res.json().webhook).toEqual({ url: `${receiver.origin}/flaky`, attempts: [] });
+    expect(jobBody(res).webhook).toEqual({ url: `${receiver.origin}/flaky`, attempts: [] });
     const deliveries = await until('four attempts', () => delivered('/flaky', 4), 30_000);
     // One event: the same id on every retry, each attempt signed anew and valid.
     expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
     for (const d of deliveries) expect(verifyReference(secret, d.headers, d.body)).toBe(true);
     const attempts = await until('four recorded attempts', async () => {
-      const body = jobBody(await h.request('GET', `/api/jobs/${res.json().id}`, { headers: { authorization: `Bearer ${key}` } }));
+      const body = jobBody(
+        await h.request('GET', `/api/jobs/${res.json<{ id: string }>().id}`, { headers: { authorization: `Bearer ${key}` } }),
+      );
       return body.webhook!.attempts.length >= 4 && body.webhook!.attempts;
     });
     expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
@@ -209,7 +211,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
       prefer: 'respond-async',
     });
     expect(rest.statusCode).toBe(422);
-    expect(rest.json().error.code).toBe('URL_NOT_ALLOWED');
+    expect(rest.json<ErrorBody>().error.code).toBe('URL_NOT_ALLOWED');
     const gql = await h.gql<{ job: unknown }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'http://169.254.169.254/latest' } },
@@ -220,7 +222,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
       prefer: 'respond-async',
     });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().error.details).toHaveProperty('webhookUrl');
+    expect(bad.json<ErrorBody>().error.details).toHaveProperty('webhookUrl');
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
     const jobs = await h.gql<{ jobs: Connection<{ id: string }> }>(`{ jobs { edges { node { id } } } }`, {}, key);
     expect(jobs.data.jobs.edges).toEqual([]);
@@ -274,11 +276,11 @@ describe('idempotency for queued work', () => {
       h.rest('/api/transcribe', { mediaUrl }, key, { prefer: 'respond-async', 'idempotency-key': k });
     const [a, b] = await Promise.all([send(`${site.origin}/talk.mp3`), send(`${site.origin}/talk.mp3`)]);
     expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
-    expect(a.json().id).toBe(b.json().id);
+    expect(a.json<{ id: string }>().id).toBe(b.json<{ id: string }>().id);
     expect(a.headers.location).toBe(b.headers.location);
     const other = await send(`${site.origin}/other.mp3`);
     expect(other.statusCode).toBe(422);
-    expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(other.json<ErrorBody>().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     // After it succeeded, the same key still answers with the same (finished) job and charges nothing more.
     await waitFor(async () => (await h.balance(accountId)).held === 0, {
       describe: 'the hold to be settled',
@@ -286,7 +288,7 @@ describe('idempotency for queued work', () => {
       interval: 100,
     });
     const again = await send(`${site.origin}/talk.mp3`);
-    expect(again.json()).toMatchObject({ id: a.json().id, status: 'SUCCEEDED' });
+    expect(again.json()).toMatchObject({ id: a.json<{ id: string }>().id, status: 'SUCCEEDED' });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
   });
 

@@ -340,7 +340,7 @@ describe('the WebSocket door’s rate limits, shared with HTTP', () => {
       await cb.dispose();
       const http = await h.rest('/api/parse', { url: 'https://video.example/x' }, b.key);
       expect(http.statusCode).toBe(429);
-      expect(http.json().error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 3, windowSeconds: 60 } });
+      expect(http.json<ErrorBody>().error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 3, windowSeconds: 60 } });
     } finally {
       await h.close();
     }

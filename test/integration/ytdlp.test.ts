@@ -1,7 +1,7 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
-import type { ParseBody } from '../support/bodies.js';
+import { type ParseBody, type ErrorBody, parseBody } from '../support/bodies.js';
 
 /** The real yt-dlp program, made to fetch through the guarded proxy. */
 describe('parse through yt-dlp', () => {
@@ -44,7 +44,7 @@ describe('parse through yt-dlp', () => {
       media: { url: `${site.origin}/clip.mp4`, kind: 'video', container: 'mp4' },
       metadata: { title: expect.stringContaining('Skate session'), site: site.hostPort },
     });
-    expect(res.json().media.headers).toHaveProperty('Referer', `${site.origin}/watch`);
+    expect(res.json<ParseBody>().media.headers).toHaveProperty('Referer', `${site.origin}/watch`);
   });
 
   it('keeps yt-dlp behind the same rules: a redirect to a private address is refused and never reached', async () => {
@@ -52,7 +52,7 @@ describe('parse through yt-dlp', () => {
     const before = target.connections;
     const res = await h.rest('/api/parse', { url: `${site.origin}/hop` }, key);
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('URL_NOT_ALLOWED');
+    expect(res.json<ErrorBody>().error.code).toBe('URL_NOT_ALLOWED');
     expect(target.connections).toBe(before);
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
   });
@@ -61,7 +61,7 @@ describe('parse through yt-dlp', () => {
     const a = await h.account({ credits: 3 });
     const rest = await h.rest('/api/parse', { url: `${site.origin}/gallery` }, a.key);
     expect(rest.statusCode).toBe(200);
-    const body = rest.json();
+    const body = parseBody(rest);
     expect(body.media.url).toBe(`${site.origin}/a.mp4`);
     expect(body.items.map((i: { url: string }) => i.url)).toEqual([`${site.origin}/a.mp4`, `${site.origin}/b.mp4`]);
     expect(body.itemsTotal).toBe(3);
@@ -83,6 +83,6 @@ describe('parse through yt-dlp', () => {
     const { key } = await h.account();
     const res = await h.rest('/api/parse', { url: `${site.origin}/empty` }, key);
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('NO_MEDIA_FOUND');
+    expect(res.json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
   });
 });

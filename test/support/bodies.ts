@@ -1,4 +1,5 @@
 import type { ErrorBody } from '../../src/http/error-body.js';
+import type { SessionView } from '../../src/modules/sessions/session.service.js';
 import type { JobBody as JobBodyOfJob } from '../../src/modules/jobs/job.view.js';
 import type { ParseResponse } from '../../src/modules/parse/parse.service.js';
 import type { TranscriptionResponse } from '../../src/modules/transcription/transcription.service.js';
@@ -68,3 +69,18 @@ export type EitherDoorBody<T> = Partial<T> & {
   data?: Record<string, T> | null;
   errors?: GqlError[];
 };
+
+/** A GraphQL response body read whole over HTTP (`data` as the query names it). */
+export interface GqlBody<T = unknown> {
+  data: T;
+  errors?: GqlError[];
+}
+
+/** A GraphQL refusal read whole over HTTP: the errors are there (data null or partial). */
+export interface GqlRefusal {
+  data: unknown;
+  errors: GqlError[];
+}
+
+/** GET/POST /account/api/session: the signed-in session as the account page sees it, as JSON. */
+export type SessionBody = Json<SessionView>;

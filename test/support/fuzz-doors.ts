@@ -7,6 +7,7 @@ import { makeMedia } from './media.js';
 import { waitFor } from './wait-for.js';
 import type { ErrorCode } from '../../src/errors.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ParseBody } from './bodies.js';
 
 /**
  * Both doors under generated input (fast-check, fixed seed): REST bodies and headers, job and
@@ -109,9 +110,9 @@ export function describeFuzzingBothDoors(runs: FuzzRuns): void {
       const p = await h.rest('/api/parse', { url: `${site.origin}/watch` }, member.key);
       const f = await h.rest('/api/parse', { url: `${site.origin}/watch` }, other.key);
       expect([t.statusCode, p.statusCode, f.statusCode]).toEqual([200, 200, 200]);
-      ids.transcription = t.json().id;
-      ids.parse = p.json().id;
-      ids.foreign = f.json().id;
+      ids.transcription = t.json<{ id: string }>().id;
+      ids.parse = p.json<{ id: string }>().id;
+      ids.foreign = f.json<{ id: string }>().id;
     });
 
     afterAll(async () => {
@@ -607,7 +608,7 @@ export function describeFuzzingBothDoors(runs: FuzzRuns): void {
         /^\/api\/(parse|transcribe)/.test(r.path) &&
         res.headers['content-type']?.startsWith('application/json')
       ) {
-        const charged = res.json().credits?.charged;
+        const charged = res.json<Partial<ParseBody>>().credits?.charged;
         const accountId = [member, nonMember, broke].find((c) => r.headers.authorization?.includes(c.key))?.accountId ?? member.accountId;
         const [b, a] = [before.get(accountId)!, after.get(accountId)!];
         const replay = a.jobs === b.jobs;

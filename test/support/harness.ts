@@ -18,11 +18,11 @@ export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
 export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
 
 /**
- * A REST body read without naming its shape (`res.json()` with no type): the tests written before the
- * typed readers (bodies.ts) still read that way. A new test names what it reads: `parseBody(res)`,
- * `errorBody(res)`, `jobBody(res)`, `res.json<T>()`. GraphQL has no such default: `h.gql<T>()` names its data.
+ * A body read without naming its shape, where a process's output is read as JSON (the model's and the
+ * cluster's gateways, the image's CLI): the last untyped reads. The harness's own readers have none:
+ * `res.json<T>()`, `parseBody(res)`, `errorBody(res)`, `jobBody(res)`, `h.gql<T>()`.
  */
-// biome-ignore lint/suspicious/noExplicitAny: the one untyped read left in the tests, kept for the older call sites only
+// biome-ignore lint/suspicious/noExplicitAny: the process worlds' untyped reads (test/model, test/cluster, test/image), until they name theirs
 export type UntypedBody = any;
 
 /** An HTTP answer, read whole. */
@@ -31,7 +31,7 @@ export interface TestResponse {
   headers: Record<string, string>;
   body: string;
   /** The body parsed as JSON, as `T` (name it; see bodies.ts for the contract's bodies). */
-  json<T = UntypedBody>(): T;
+  json<T = unknown>(): T;
 }
 
 /** A GraphQL answer: `data` as the query names it, the errors in the contract's shape. */
