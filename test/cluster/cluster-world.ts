@@ -21,7 +21,7 @@ import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 import { send } from '../support/send.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-import type { UntypedBody } from '../support/harness.js';
+import type { ErrorBody, GqlBody } from '../support/bodies.js';
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
@@ -104,8 +104,12 @@ export class RedisServer {
   }
 }
 
-export const gql = (base: string, key: string, query: string, variables: Record<string, unknown> = {}) =>
-  send(base, 'POST', '/graphql', { authorization: `Bearer ${key}` }, { query, variables });
+/**
+ * A GraphQL operation over HTTP to one gateway; `T` is the data it names. A request refused before
+ * GraphQL runs (rate limits, by the HTTP layer) carries the REST error body instead.
+ */
+export const gql = <T = unknown>(base: string, key: string, query: string, variables: Record<string, unknown> = {}) =>
+  send<GqlBody<T> & Partial<ErrorBody>>(base, 'POST', '/graphql', { authorization: `Bearer ${key}` }, { query, variables });
 
 export interface ClusterOptions {
   /** Extra environment for every process (rate limits, ...). */
@@ -203,11 +207,11 @@ export class Cluster {
   }
 
   /** Runs the operator CLI (`mediagate --json ...`) on this cluster's database; its JSON answer. */
-  async cli(...args: string[]): Promise<UntypedBody> {
+  async cli<T = unknown>(...args: string[]): Promise<T> {
     const { stdout } = await run(NODE, [CLI, '--json', ...args], {
       env: { PATH: process.env.PATH ?? '', ...this.env, LOG_LEVEL: 'silent' },
     });
-    return JSON.parse(stdout);
+    return JSON.parse(stdout) as T;
   }
 
   /** Balance and held of an account, read by SQL. */

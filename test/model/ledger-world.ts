@@ -14,7 +14,7 @@ import { makeMedia } from '../support/media.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { GatewayProcess, type Exit } from './gateway-process.js';
 import { send, type Reply } from '../support/send.js';
-import type { UntypedBody } from '../support/harness.js';
+import type { ErrorBody, GqlBody } from '../support/bodies.js';
 
 /** Timing of the gateway under test: short, so that deadlines and sweeps happen within a run. */
 export const TIMING = {
@@ -36,6 +36,11 @@ export const MEDIA = [
 ] as const;
 
 export type Door = 'rest' | 'graphql';
+
+/** What a parse or a waited-for transcription answers, as far as the model reads it. */
+type Money = { id: string; credits: { charged: number; balance: number } };
+/** A queued transcription as the start answers it. */
+type Started = { id: string; status: string; creditsHeld: number };
 
 /** What one request through a door came back with, in the model's terms. */
 export type Answer =
@@ -213,21 +218,28 @@ export class World {
     return `model-${process.pid}-${this.requestSeq}`;
   }
 
-  private async http(instance: number, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
+  private async http<T>(
+    instance: number,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: unknown,
+  ): Promise<Reply<T>> {
     this.stats.requests += 1;
     this.stats.instances[instance].requests += 1;
-    return send(this.gateways[instance].url, method, path, headers, body);
+    return send<T>(this.gateways[instance].url, method, path, headers, body);
   }
 
   /** A GraphQL operation over HTTP to one instance (the next in turn unless named); the first error's code, or the data. */
-  async gql(
+  async gql<T>(
     secret: string,
     query: string,
     variables: Record<string, unknown>,
     requestId = this.nextRequestId(),
     instance = this.nextInstance(),
-  ): Promise<{ data: UntypedBody; code?: string; details?: Record<string, unknown>; status: number } | { lost: string }> {
-    const res = await this.http(
+  ): Promise<{ data: T; code?: string; details?: Record<string, unknown>; status: number } | { lost: string }> {
+    // A request refused before GraphQL runs (by the HTTP layer) carries the REST error body instead.
+    const res = await this.http<GqlBody<T> & Partial<ErrorBody>>(
       instance,
       'POST',
       '/graphql',
@@ -254,7 +266,7 @@ export class World {
     if (door === 'rest') {
       const headers: Record<string, string> = { authorization: `Bearer ${secret}`, 'x-request-id': requestId };
       if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-      const res = await this.http(instance, 'POST', `/api/${operation}`, headers, body);
+      const res = await this.http<Money & Partial<ErrorBody>>(instance, 'POST', `/api/${operation}`, headers, body);
       if ('lost' in res) return { kind: 'lost', error: res.lost };
       if (res.status === 200)
         return {
@@ -269,7 +281,7 @@ export class World {
     }
     const input = operation === 'parse' ? 'ParseInput' : 'TranscribeInput';
     const fields = operation === 'parse' ? PARSE_FIELDS : TRANSCRIPTION_FIELDS;
-    const res = await this.gql(
+    const res = await this.gql<Record<string, Money>>(
       secret,
       `mutation($i: ${input}!, $k: String) { ${operation}(input: $i, idempotencyKey: $k) { ${fields} } }`,
       { i: body, k: idempotencyKey },
@@ -285,7 +297,7 @@ export class World {
   /** Queues a transcription through one instance (REST with Prefer: respond-async, or GraphQL startTranscription). */
   async start(instance: number, door: Door, secret: string, mediaUrl: string, requestId: string): Promise<Answer> {
     if (door === 'rest') {
-      const res = await this.http(
+      const res = await this.http<Started & Partial<ErrorBody>>(
         instance,
         'POST',
         '/api/transcribe',
@@ -296,7 +308,7 @@ export class World {
       if (res.status === 202) return { kind: 'accepted', jobId: res.json.id, status: res.json.status, held: res.json.creditsHeld };
       return { kind: 'error', status: res.status, code: res.json?.error?.code ?? `HTTP_${res.status}`, details: res.json?.error?.details };
     }
-    const res = await this.gql(
+    const res = await this.gql<{ startTranscription: Started }>(
       secret,
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld } }`,
       { i: { mediaUrl } },
@@ -311,7 +323,11 @@ export class World {
 
   /** A job as its owner sees it through GraphQL. */
   async job(secret: string, id: string): Promise<{ status: string; creditsHeld: number; creditsCharged: number } | null> {
-    const res = await this.gql(secret, `query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged } }`, { id });
+    const res = await this.gql<{ job: { status: string; creditsHeld: number; creditsCharged: number } }>(
+      secret,
+      `query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged } }`,
+      { id },
+    );
     return 'lost' in res || res.code ? null : res.data.job;
   }
 

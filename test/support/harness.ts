@@ -17,14 +17,6 @@ export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
 /** The metrics token of a harness in production (createHarness). */
 export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
 
-/**
- * A body read without naming its shape, where a process's output is read as JSON (the model's and the
- * cluster's gateways, the image's CLI): the last untyped reads. The harness's own readers have none:
- * `res.json<T>()`, `parseBody(res)`, `errorBody(res)`, `jobBody(res)`, `h.gql<T>()`.
- */
-// biome-ignore lint/suspicious/noExplicitAny: the process worlds' untyped reads (test/model, test/cluster, test/image), until they name theirs
-export type UntypedBody = any;
-
 /** An HTTP answer, read whole. */
 export interface TestResponse {
   statusCode: number;
