@@ -55,6 +55,8 @@ export interface Harness {
   url: string;
   request(method: string, path: string, opts?: { headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
   rest(path: string, body: unknown, key?: string | null, headers?: Record<string, string>): Promise<TestResponse>;
+  /** POST /graphql as a JSON body, answered whole (status, headers, body): for tests of the HTTP answer itself. */
+  graphqlRequest(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<TestResponse>;
   gql<T = unknown>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<GqlAnswer<T>>;
   balance(accountId: string): Promise<{ available: number; held: number }>;
   /** Ledger invariants: entries sum to the balance; nothing negative. */
@@ -160,11 +162,14 @@ export async function createHarness(
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
     },
-    async gql(query, variables, key) {
-      const res = await request('POST', '/graphql', {
+    graphqlRequest(query, variables, key) {
+      return request('POST', '/graphql', {
         headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
         body: JSON.stringify({ query, variables }),
       });
+    },
+    async gql(query, variables, key) {
+      const res = await harness.graphqlRequest(query, variables, key);
       const body = res.json<{ data: never; errors?: GqlError[] }>();
       return { status: res.statusCode, data: body.data, errors: body.errors };
     },
