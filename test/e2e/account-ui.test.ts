@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { SCREENSHOTS, expectBrowserProblem, launchBrowser } from '../support/browser.js';
-import { makeMedia } from '../support/media.js';
 import { serveLibrary } from '../support/media-library.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
@@ -18,22 +17,23 @@ describe('the account area in a real browser (login link)', () => {
   let page: Page;
   let accountId: string;
   let key: string;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  let world: TranscriptionWorld;
 
   beforeAll(async () => {
-    site = await startFakeSite();
+    world = await transcriptionWorld({
+      media: [{ path: '/talk.mp3', seconds: 75 }],
+      pages: { '/empty': { title: 'Nothing here', body: '<p>text only</p>' } },
+      env: { PUBLIC_URL: 'http://127.0.0.1:1' },
+    });
+    ({ h, site } = world);
     await serveLibrary(site);
     site.page(
       '/watch',
       `<html><head><title>Harbour</title><meta property="og:title" content="Harbour at dawn"><meta property="og:image" content="${site.origin}/media/cover.jpg"></head>
        <body><video><source src="${site.origin}/media/av-720.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
     );
-    site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
     // Media whose download never finishes: the job runs until it is canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai, { env: { PUBLIC_URL: 'http://127.0.0.1:1' } });
     ({ accountId, key } = await h.account({ credits: 25 }));
     browser = await launchBrowser();
     // A phone-width screen: the page must read there too.
@@ -41,9 +41,7 @@ describe('the account area in a real browser (login link)', () => {
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
-    await h?.close();
-    await site?.close();
-    await openai?.close();
+    await world?.close();
   });
 
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
