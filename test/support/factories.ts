@@ -26,6 +26,8 @@ export interface TestJobOptions {
   error?: { code: string; message: string };
   /** The key that opened it (none: the operator). */
   keyId?: string | null;
+  /** Seconds until its deadline (default 60): past it, the sweeper fails an open job. */
+  deadlineSeconds?: number;
 }
 
 /**
@@ -66,7 +68,7 @@ export function factories(h: Harness) {
         operation: opts.operation ?? 'PARSE',
         input: opts.input ?? {},
         amount: opts.charged ?? 1,
-        deadlineAt: new Date(Date.now() + 60_000),
+        deadlineAt: new Date(Date.now() + (opts.deadlineSeconds ?? 60) * 1000),
         status: status === 'QUEUED' ? 'QUEUED' : 'RUNNING',
       });
       if (status === 'SUCCEEDED') await h.services.tasks.succeed(jobId, opts.result ?? { ok: true }, 'test');
