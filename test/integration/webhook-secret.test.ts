@@ -6,10 +6,9 @@ import { pino, type Logger } from 'pino';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { UNREADABLE_SECRET } from '../../src/modules/webhooks/webhook.service.js';
 import { createHttpApp, openOrm, createServices, startWorkers } from '../../src/root.js';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import { TEST_PEPPER, type Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
@@ -96,34 +95,26 @@ const until = <T>(what: string, probe: () => Promise<T | null | undefined | fals
  * an error (logged, the delivery not sent), never silently replaced by a new one.
  */
 describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (database) => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
     receiver = await startReceiver();
-    openai = await startFakeOpenAi();
-    // No queue of its own: deliveries are made by the gateways each test starts, with the pepper it chooses.
-    h = await createHarness(
-      {
-        FETCH_ALLOW_HOSTS: `${site.hostPort},${receiver.hostPort}`,
-        TRANSCRIBE_PROVIDERS: 'openai',
-        OPENAI_BASE_URL: openai.baseUrl,
-        WEBHOOK_RETRY_DELAY_SECONDS: '1',
-        WEBHOOK_TIMEOUT_SECONDS: '1',
-      },
-      pino({ level: 'silent' }),
-      { database },
-    );
+    world = await transcriptionWorld({
+      media: [{ path: '/talk.mp3', seconds: 5 }],
+      allowHosts: [receiver.hostPort],
+      env: { WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' },
+      database,
+      // No queue of its own: deliveries are made by the gateways each test starts, with the pepper it chooses.
+      queue: false,
+    });
+    ({ h, site } = world);
   }, 60_000);
   afterAll(async () => {
-    await h?.close();
+    await world?.close();
     await receiver?.close();
-    await site?.close();
-    await openai?.close();
   });
 
   const stored = async (accountId: string) =>
