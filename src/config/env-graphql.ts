@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, list } from './kinds.js';
+import { bool } from './kinds.js';
 
 /** The GraphQL door: its limits, persisted and trusted documents. */
 export const graphqlVariables = {

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { parseAllowHosts } from '../addresses.js';
 import type { Env, Variable } from './env.js';
 
 /**

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { extname, isAbsolute, join } from 'node:path';
+import { isAbsolute } from 'node:path';
 
 /** Why a media file could not be used: it has no sound, cannot be read, or the tool ran out of time. */
 export class MediaError extends Error {

@@ -15,11 +15,13 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { GatewayProcess } from '../model/gateway-process.js';
 import { invariantProblems } from '../model/ledger-invariants.js';
 import { TIMING } from '../model/ledger-world.js';
-import { TEST_PEPPER } from '../support/harness.js';
+import { pageHtml } from '../support/factories.js';
+import { gatewayProcessEnv } from '../support/gateway-env.js';
 import { makeMedia } from '../support/media.js';
 import { waitFor } from '../support/wait-for.js';
 import { send } from '../support/send.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ErrorBody, GqlBody } from '../support/bodies.js';
 
 const run = promisify(execFile);
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
@@ -102,8 +104,12 @@ export class RedisServer {
   }
 }
 
-export const gql = (base: string, key: string, query: string, variables: Record<string, unknown> = {}) =>
-  send(base, 'POST', '/graphql', { authorization: `Bearer ${key}` }, { query, variables });
+/**
+ * A GraphQL operation over HTTP to one gateway; `T` is the data it names. A request refused before
+ * GraphQL runs (rate limits, by the HTTP layer) carries the REST error body instead.
+ */
+export const gql = <T = unknown>(base: string, key: string, query: string, variables: Record<string, unknown> = {}) =>
+  send<GqlBody<T> & Partial<ErrorBody>>(base, 'POST', '/graphql', { authorization: `Bearer ${key}` }, { query, variables });
 
 export interface ClusterOptions {
   /** Extra environment for every process (rate limits, ...). */
@@ -138,9 +144,10 @@ export class Cluster {
   static async start(options: ClusterOptions = {}): Promise<Cluster> {
     const site = await startFakeSite();
     // A page that declares all a parse needs (no probe of the media).
-    const page =
-      `<html><head><meta property="og:video" content="${site.origin}/clip.mp4"><meta property="og:video:type" content="video/mp4">` +
-      `<meta property="og:video:width" content="160"><meta property="og:video:height" content="120"><meta property="video:duration" content="2"></head></html>`;
+    const page = pageHtml({
+      og: { video: `${site.origin}/clip.mp4`, 'video:type': 'video/mp4', 'video:width': '160', 'video:height': '120' },
+      meta: { 'video:duration': '2' },
+    });
     site.page('/ok', page);
     site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
     // The same page after 400 ms: requests in flight when a gateway dies.
@@ -156,23 +163,9 @@ export class Cluster {
     const redis = await RedisServer.start();
     const dataDir = mkdtempSync(join(tmpdir(), 'mediagate-cluster-'));
     const env: Record<string, string> = {
-      NODE_ENV: 'test',
-      API_KEY_PEPPER: TEST_PEPPER,
-      DATABASE_URL: db.url,
+      // Generous transcription timeout: two cores transcode every transcription of the mixed load (ffmpeg) while the test runs.
+      ...gatewayProcessEnv({ databaseUrl: db.url, dataDir, site, openai, timing: { ...TIMING, transcribeTimeoutSeconds: 90 } }),
       REDIS_URL: redis.url,
-      MEDIAGATE_DATA_DIR: dataDir,
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      PARSE_PROVIDERS: 'builtin',
-      TRANSCRIBE_PROVIDERS: 'openai',
-      OPENAI_BASE_URL: openai.baseUrl,
-      PARSE_TIMEOUT_SECONDS: String(TIMING.parseTimeoutSeconds),
-      // Generous: two cores transcode every transcription of the mixed load (ffmpeg) while the test runs.
-      TRANSCRIBE_TIMEOUT_SECONDS: '90',
-      SWEEP_INTERVAL_SECONDS: String(TIMING.sweepIntervalSeconds),
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      RATE_LIMIT_IP_PER_MINUTE: '1000000',
-      FFMPEG_PATH: process.env.FFMPEG_PATH ?? 'ffmpeg',
-      FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
       ...options.env,
     };
     cluster = new Cluster(db, redis, site, openai, env, dataDir);
@@ -214,11 +207,11 @@ export class Cluster {
   }
 
   /** Runs the operator CLI (`mediagate --json ...`) on this cluster's database; its JSON answer. */
-  async cli(...args: string[]): Promise<any> {
+  async cli<T = unknown>(...args: string[]): Promise<T> {
     const { stdout } = await run(NODE, [CLI, '--json', ...args], {
       env: { PATH: process.env.PATH ?? '', ...this.env, LOG_LEVEL: 'silent' },
     });
-    return JSON.parse(stdout);
+    return JSON.parse(stdout) as T;
   }
 
   /** Balance and held of an account, read by SQL. */

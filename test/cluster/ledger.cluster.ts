@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { waitFor } from '../support/wait-for.js';
 import { Cluster, gql, until } from './cluster-world.js';
 import { send, type Reply } from '../support/send.js';
+import type { ErrorBody } from '../support/bodies.js';
 
 const PARSE = `mutation($i: ParseInput!) { parse(input: $i) { id credits { charged balance } } }`;
 const START = `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld } }`;
@@ -11,7 +12,12 @@ const CANCEL = `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld cre
 const JOB = `query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged error { code } } }`;
 
 const bearer = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
-const ok = (r: Reply): { status: number; json: any } => {
+/** What a parse or a waited-for transcription answers, as far as these tests read it (or the error body). */
+type Charged = { id: string; credits: { charged: number; balance: number } } & Partial<ErrorBody>;
+type StartedJob = { startTranscription: { id: string; status: string; creditsHeld: number } };
+type JobState = { status: string; creditsHeld: number; creditsCharged: number };
+
+const ok = <T>(r: Reply<T>): Exclude<Reply<T>, { lost: string }> => {
   if ('lost' in r) throw new Error(`lost: ${r.lost}`);
   return r;
 };
@@ -67,30 +73,30 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
         tasks.push(
           (async () => {
             // A parse that succeeds (REST) and one whose page fails (GraphQL).
-            const good = ok(await send(here, 'POST', '/api/parse', bearer(acc.key), { url: `${c.site.origin}/ok` }));
+            const good = ok(await send<Charged>(here, 'POST', '/api/parse', bearer(acc.key), { url: `${c.site.origin}/ok` }));
             expect(good.status).toBe(200);
             acc.charged.set(good.json.id, good.json.credits.charged);
             tally('parse ok');
             const bad = ok(await gql(there, acc.key, PARSE, { i: { url: `${c.site.origin}/broken` } }));
-            expect(bad.json.errors[0].extensions.code).toBe('PROVIDER_ERROR');
+            expect(bad.json.errors?.[0].extensions.code).toBe('PROVIDER_ERROR');
             tally('parse failed');
           })(),
           (async () => {
             // A transcription waited for, on the gateway that receives it.
-            const t = ok(await send(here, 'POST', '/api/transcribe', bearer(acc.key), { mediaUrl: `${c.site.origin}/m20.mp3` }));
+            const t = ok(await send<Charged>(here, 'POST', '/api/transcribe', bearer(acc.key), { mediaUrl: `${c.site.origin}/m20.mp3` }));
             expect(t.status).toBe(200);
             acc.charged.set(t.json.id, t.json.credits.charged);
             tally('transcribe sync');
           })(),
           (async () => {
             // A queued one, worked by the worker process and followed on the other gateway.
-            const s = ok(await gql(here, acc.key, START, { i: { mediaUrl: `${c.site.origin}/m70.mp3` } }));
+            const s = ok(await gql<StartedJob>(here, acc.key, START, { i: { mediaUrl: `${c.site.origin}/m70.mp3` } }));
             const id = s.json.data.startTranscription.id;
             let job: { status: string; creditsCharged: number } = { status: 'QUEUED', creditsCharged: 0 };
             await until(
               'the queued job ends',
               async () => {
-                job = ok(await gql(there, acc.key, JOB, { id })).json.data.job;
+                job = ok(await gql<{ job: JobState }>(there, acc.key, JOB, { id })).json.data.job;
                 return job.status === 'SUCCEEDED' || job.status === 'FAILED';
               },
               60_000,
@@ -102,9 +108,9 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
           })(),
           (async () => {
             // A queued one canceled through the other gateway: canceled (nothing charged) or already done (charged as it says).
-            const s = ok(await gql(here, acc.key, START, { i: { mediaUrl: `${c.site.origin}/m20.mp3` } }));
+            const s = ok(await gql<StartedJob>(here, acc.key, START, { i: { mediaUrl: `${c.site.origin}/m20.mp3` } }));
             const id = s.json.data.startTranscription.id;
-            const canceled = ok(await gql(there, acc.key, CANCEL, { id })).json.data.cancelJob;
+            const canceled = ok(await gql<{ cancelJob: JobState }>(there, acc.key, CANCEL, { id })).json.data.cancelJob;
             expect(['CANCELED', 'SUCCEEDED']).toContain(canceled.status);
             if (canceled.status === 'SUCCEEDED') acc.charged.set(id, canceled.creditsCharged);
             tally(`cancel → ${canceled.status}`);
@@ -116,7 +122,7 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
     for (const acc of accounts) {
       tasks.push(
         (async () => {
-          const granted = await c.cli('credits', 'grant', acc.accountId, '5', '--reason', 'cluster test');
+          const granted = await c.cli<{ granted: number }>('credits', 'grant', acc.accountId, '5', '--reason', 'cluster test');
           expect(granted.granted).toBe(5);
           acc.credits += 5;
           tally('grant');
@@ -130,16 +136,31 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
 
   it('a key revoked through A is refused by B on the very next request; a membership ended by the CLI stops spending on both', async () => {
     const acc = await c.account(20);
-    const second = ok(await gql(c.a, acc.key, `mutation { createApiKey(name: "second") { key apiKey { id } } }`)).json.data.createApiKey;
+    const second = ok(
+      await gql<{ createApiKey: { key: string; apiKey: { id: string } } }>(
+        c.a,
+        acc.key,
+        `mutation { createApiKey(name: "second") { key apiKey { id } } }`,
+      ),
+    ).json.data.createApiKey;
     // B has seen and cached the second key before it is revoked.
     const before = ok(await send(c.b, 'POST', '/api/parse', bearer(second.key), { url: `${c.site.origin}/ok` }));
     expect(before.status).toBe(200);
-    const revoked = ok(await gql(c.a, acc.key, `mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`, { id: second.apiKey.id }));
+    const revoked = ok(
+      await gql<{ revokeApiKey: { revokedAt: string | null } }>(
+        c.a,
+        acc.key,
+        `mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`,
+        {
+          id: second.apiKey.id,
+        },
+      ),
+    );
     expect(revoked.json.data.revokeApiKey.revokedAt).toEqual(expect.any(String));
-    const after = ok(await send(c.b, 'POST', '/api/parse', bearer(second.key), { url: `${c.site.origin}/ok` }));
+    const after = ok(await send<ErrorBody>(c.b, 'POST', '/api/parse', bearer(second.key), { url: `${c.site.origin}/ok` }));
     expect([after.status, after.json.error.code]).toEqual([401, 'UNAUTHENTICATED']);
     const afterGql = ok(await gql(c.b, second.key, `{ me { id } }`));
-    expect(afterGql.json.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(afterGql.json.errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
 
     // Both gateways spend for the member, then the CLI ends the membership.
     for (const g of [c.a, c.b])
@@ -147,10 +168,10 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
     await c.cli('membership', 'cancel', acc.accountId);
     const spent = await c.balance(acc.accountId);
     for (const g of [c.a, c.b]) {
-      const refused = ok(await send(g, 'POST', '/api/parse', bearer(acc.key), { url: `${c.site.origin}/ok` }));
+      const refused = ok(await send<ErrorBody>(g, 'POST', '/api/parse', bearer(acc.key), { url: `${c.site.origin}/ok` }));
       expect([refused.status, refused.json.error.code]).toEqual([403, 'MEMBERSHIP_REQUIRED']);
       const refusedGql = ok(await gql(g, acc.key, START, { i: { mediaUrl: `${c.site.origin}/m20.mp3` } }));
-      expect(refusedGql.json.errors[0].extensions.code).toBe('MEMBERSHIP_REQUIRED');
+      expect(refusedGql.json.errors?.[0].extensions.code).toBe('MEMBERSHIP_REQUIRED');
     }
     expect(spent).toEqual({ available: 17, held: 0 });
     expect(await c.balance(acc.accountId)).toEqual(spent);
@@ -168,13 +189,14 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
     });
     try {
       const before = c.openai.requests.length;
-      const started = ok(await gql(c.a, acc.key, START, { i: { mediaUrl: `${c.site.origin}/m70.mp3` } })).json.data.startTranscription;
+      const started = ok(await gql<StartedJob>(c.a, acc.key, START, { i: { mediaUrl: `${c.site.origin}/m70.mp3` } })).json.data
+        .startTranscription;
       expect(started).toMatchObject({ status: 'QUEUED', creditsHeld: expect.any(Number) });
       const pushes: { status: string }[] = [];
       const ended = new Promise<void>((resolve, reject) =>
         client.subscribe(
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { status creditsHeld creditsCharged } }`, variables: { id: started.id } },
-          { next: (m) => void pushes.push((m.data as any).jobUpdated), error: reject, complete: resolve },
+          { next: (m) => void pushes.push((m.data as { jobUpdated: { status: string } }).jobUpdated), error: reject, complete: resolve },
         ),
       );
       // The worker process has sent the media to the provider, which stalls.
@@ -183,7 +205,7 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
       await until('B pushes RUNNING', () => pushes.some((p) => p.status === 'RUNNING'), 10_000);
 
       const sentAt = performance.now();
-      const canceled = ok(await gql(c.b, acc.key, CANCEL, { id: started.id })).json.data.cancelJob;
+      const canceled = ok(await gql<{ cancelJob: JobState }>(c.b, acc.key, CANCEL, { id: started.id })).json.data.cancelJob;
       expect(canceled).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0 });
       await until('the provider request to close', () => request.closedAt !== null, 5_000, 2);
       const ms = request.closedAt! - sentAt;
@@ -210,16 +232,22 @@ describe('two gateways and a worker on one PostgreSQL and one Redis', () => {
     const request = async (i: number): Promise<void> => {
       const key = `cluster-kill-${i}`;
       const via: 'A' | 'B' = i % 2 ? 'B' : 'A';
-      let answer: Reply = await send(via === 'A' ? a.url : b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), {
-        url: `${c.site.origin}/slow`,
-      });
+      let answer: Reply<Charged> = await send<Charged>(
+        via === 'A' ? a.url : b.url,
+        'POST',
+        '/api/parse',
+        bearer(acc.key, { 'idempotency-key': key }),
+        {
+          url: `${c.site.origin}/slow`,
+        },
+      );
       let retries = 0;
       // Unanswered (A died): retry on B; 409 while A's dead job still holds the key, until the sweep ends it.
       if ('lost' in answer) {
         answer = await waitFor(
           async () => {
             retries++;
-            const again = await send(b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), {
+            const again = await send<Charged>(b.url, 'POST', '/api/parse', bearer(acc.key, { 'idempotency-key': key }), {
               url: `${c.site.origin}/slow`,
             });
             if ('lost' in again) throw new Error('B did not answer');

@@ -35,7 +35,7 @@ class Server {
     await asPostgres('pg_ctl', ['-D', this.dir, '-m', mode, '-w', 'stop']).catch(() => undefined);
   }
 
-  async query<T extends pg.QueryResultRow = any>(database: string, text: string, params: unknown[] = []): Promise<T[]> {
+  async query<T extends pg.QueryResultRow = pg.QueryResultRow>(database: string, text: string, params: unknown[] = []): Promise<T[]> {
     const c = new pg.Client({ connectionString: this.url(database) });
     await c.connect();
     try {

@@ -11,6 +11,10 @@ import { gql } from './cluster-world.js';
 import { send } from '../support/send.js';
 import { PostgresPair } from './postgres-pair.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { Connection, ErrorBody } from '../support/bodies.js';
+
+type History = { creditHistory: Connection<{ reason: string }> };
+type Me = { me: { credits: { available: number; held: number } } };
 
 const run = promisify(execFile);
 
@@ -118,26 +122,30 @@ describe('analysts off the primary (DATABASE_READ_URL on a real streaming replic
     await operator.ledger.grant(analyst.accountId, 7, 'while the replica lags');
     const expected = ROWS + 1 + 7;
     // The history lags (its newest entry is still the opening grant; the bulk is dated before it)...
-    const history = await gql(gateway.url, analyst.key, `{ creditHistory(first: 1) { edges { node { reason } } } }`);
+    const history = await gql<History>(gateway.url, analyst.key, `{ creditHistory(first: 1) { edges { node { reason } } } }`);
     expect('lost' in history ? history : history.json.data.creditHistory.edges[0].node.reason).toBe('initial credits');
     // ...the balance never does: the caller's own and an account list's come from the primary.
-    const me = await gql(gateway.url, analyst.key, `{ me { credits { available held } } }`);
+    const me = await gql<Me>(gateway.url, analyst.key, `{ me { credits { available held } } }`);
     expect('lost' in me ? me : me.json.data.me.credits).toEqual({ available: expected, held: 0 });
-    const list = await gql(gateway.url, analyst.key, `{ accounts(first: 10) { edges { node { id credits { available } } } } }`);
-    const row = 'lost' in list ? list : list.json.data.accounts.edges.find((e: any) => e.node.id === analyst.accountId)?.node;
+    const list = await gql<{ accounts: Connection<{ id: string; credits: { available: number } }> }>(
+      gateway.url,
+      analyst.key,
+      `{ accounts(first: 10) { edges { node { id credits { available } } } } }`,
+    );
+    const row = 'lost' in list ? list : list.json.data.accounts.edges.find((e) => e.node.id === analyst.accountId)?.node;
     expect(row).toEqual({ id: analyst.accountId, credits: { available: expected } });
     await pg.replica.query(DB, 'select pg_wal_replay_resume()');
     await pg.caughtUp();
-    const caughtUp = await gql(gateway.url, analyst.key, `{ creditHistory(first: 1) { edges { node { reason } } } }`);
+    const caughtUp = await gql<History>(gateway.url, analyst.key, `{ creditHistory(first: 1) { edges { node { reason } } } }`);
     expect('lost' in caughtUp ? caughtUp : caughtUp.json.data.creditHistory.edges[0].node.reason).toBe('while the replica lags');
 
     // Down: the analysts' reads are refused with the contract's 503, the rest is served by the primary.
     await pg.replica.stop('immediate');
-    const csv = await send(gateway.url, 'GET', '/api/credit-history.csv', { authorization: `Bearer ${analyst.key}` });
+    const csv = await send<ErrorBody>(gateway.url, 'GET', '/api/credit-history.csv', { authorization: `Bearer ${analyst.key}` });
     expect('lost' in csv ? csv : [csv.status, csv.json.error.code]).toEqual([503, 'PROVIDER_UNAVAILABLE']);
-    const historyDown = await gql(gateway.url, analyst.key, `{ creditHistory(first: 1) { edges { node { reason } } } }`);
-    expect('lost' in historyDown ? historyDown : historyDown.json.errors[0].extensions.code).toBe('PROVIDER_UNAVAILABLE');
-    const meDown = await gql(gateway.url, analyst.key, `{ me { credits { available held } } }`);
+    const historyDown = await gql<History>(gateway.url, analyst.key, `{ creditHistory(first: 1) { edges { node { reason } } } }`);
+    expect('lost' in historyDown ? historyDown : historyDown.json.errors?.[0].extensions.code).toBe('PROVIDER_UNAVAILABLE');
+    const meDown = await gql<Me>(gateway.url, analyst.key, `{ me { credits { available held } } }`);
     expect('lost' in meDown ? meDown : meDown.json.data.me.credits).toEqual({ available: expected, held: 0 });
     expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
   }, 120_000);

@@ -6,6 +6,7 @@ import Provider from 'oidc-provider';
 import type { Browser } from 'playwright-core';
 import { createHarness, type Harness } from '../support/harness.js';
 import { SCREENSHOTS, launchBrowser } from '../support/browser.js';
+import type { GqlError } from '../support/bodies.js';
 
 /**
  * Signing in to the account area through OpenID Connect: a real OpenID provider (node
@@ -124,8 +125,8 @@ describe('the account area in a real browser (OpenID Connect with PKCE)', () => 
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
         body: JSON.stringify({ query }),
-      }).then((r) => r.json() as Promise<any>);
-    expect((await ask(idToken, '{ me { name } }')).data.me.name).toBe('Ada ada');
+      }).then((r) => r.json() as Promise<{ data: { me: { name: string } } | null; errors: GqlError[] }>);
+    expect((await ask(idToken, '{ me { name } }')).data?.me.name).toBe('Ada ada');
     expect((await ask(idToken, 'mutation { createApiKey(name: "leaked") { key } }')).errors[0].extensions.code).toBe('FORBIDDEN');
     // A tampered token opens nothing at the gateway.
     const tampered = idToken.slice(0, -4) + (idToken.endsWith('AAAA') ? 'BBBB' : 'AAAA');

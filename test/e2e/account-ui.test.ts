@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { SCREENSHOTS, expectBrowserProblem, launchBrowser } from '../support/browser.js';
-import { makeMedia } from '../support/media.js';
 import { serveLibrary } from '../support/media-library.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import { type ErrorBody, jobBody } from '../support/bodies.js';
 
 describe('the account area in a real browser (login link)', () => {
   let h: Harness;
@@ -17,22 +17,23 @@ describe('the account area in a real browser (login link)', () => {
   let page: Page;
   let accountId: string;
   let key: string;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  let world: TranscriptionWorld;
 
   beforeAll(async () => {
-    site = await startFakeSite();
+    world = await transcriptionWorld({
+      media: [{ path: '/talk.mp3', seconds: 75 }],
+      pages: { '/empty': { title: 'Nothing here', body: '<p>text only</p>' } },
+      env: { PUBLIC_URL: 'http://127.0.0.1:1' },
+    });
+    ({ h, site } = world);
     await serveLibrary(site);
     site.page(
       '/watch',
       `<html><head><title>Harbour</title><meta property="og:title" content="Harbour at dawn"><meta property="og:image" content="${site.origin}/media/cover.jpg"></head>
        <body><video><source src="${site.origin}/media/av-720.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
     );
-    site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
     // Media whose download never finishes: the job runs until it is canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai, { env: { PUBLIC_URL: 'http://127.0.0.1:1' } });
     ({ accountId, key } = await h.account({ credits: 25 }));
     browser = await launchBrowser();
     // A phone-width screen: the page must read there too.
@@ -40,9 +41,7 @@ describe('the account area in a real browser (login link)', () => {
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
-    await h?.close();
-    await site?.close();
-    await openai?.close();
+    await world?.close();
   });
 
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
@@ -140,18 +139,20 @@ describe('the account area in a real browser (login link)', () => {
         .count(),
     ).toBe(1);
     const auth = { authorization: `Bearer ${key}` };
-    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json().error.code).toBe('NO_MEDIA_FOUND');
-    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json().error.code).toBe('CONTENT_UNAVAILABLE');
-    const started = (await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' })).json();
+    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
+    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json<ErrorBody>().error.code).toBe(
+      'CONTENT_UNAVAILABLE',
+    );
+    const started = jobBody(await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' }));
     await waitFor(
       async () => {
-        const job = (await h.request('GET', `/api/jobs/${started.id}`, { headers: auth })).json();
+        const job = jobBody(await h.request('GET', `/api/jobs/${started.id}`, { headers: auth }));
         if (job.status !== 'RUNNING') throw new Error(`the job is ${job.status}`);
         return true;
       },
       { describe: 'the endless job to run', timeout: 15_000, interval: 100 },
     );
-    expect((await h.request('POST', `/api/jobs/${started.id}/cancel`, { headers: auth })).json().status).toBe('CANCELED');
+    expect(jobBody(await h.request('POST', `/api/jobs/${started.id}/cancel`, { headers: auth })).status).toBe('CANCELED');
     expect(await h.balance(accountId)).toEqual({ available: 21, held: 0 });
 
     await page.reload();

@@ -7,6 +7,7 @@ import { parse } from 'yaml';
 import { serveBytes, startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { waitFor } from '../support/wait-for.js';
 import { IMAGE, cliIn, curl, docker, expectStatus, healthOf, logsOf, makeCheckMedia, must, run } from './docker.js';
+import type { JobBody, ParseBody, TranscriptionBody } from '../support/bodies.js';
 
 // The compose stack as an operator starts it (`docker compose up -d --scale gateway=2`): two gateways
 // behind the nginx load balancer, the worker, PostgreSQL and Redis, from docker-compose.yml with the
@@ -156,16 +157,25 @@ describe(`the compose stack with two gateways (${IMAGE})`, () => {
   });
 
   it('makes an account and a key with the CLI inside a gateway container', async () => {
-    const made = (...args: string[]) => reported(() => cliIn(gateways[0].id, ...args));
-    const account = await made('account', 'create', '--name', 'Compose check', '--credits', '20', '--membership-days', '30');
-    key = (await made('key', 'create', account.id)).key;
+    const made = <T>(...args: string[]) => reported(() => cliIn<T>(gateways[0].id, ...args));
+    const account = await made<{ id: string }>(
+      'account',
+      'create',
+      '--name',
+      'Compose check',
+      '--credits',
+      '20',
+      '--membership-days',
+      '30',
+    );
+    key = (await made<{ key: string }>('key', 'create', account.id)).key;
     expect(key).toMatch(/^mg_live_/);
   });
 
   it('spreads parses over both gateways (each logs the request ids it answered), charging each once', async () => {
     const ids = Array.from({ length: 6 }, (_, i) => `spread-${suffix}-${i}`);
     const balances: number[] = [];
-    for (const id of ids) balances.push((await parseThroughLb(id)).json().credits.balance);
+    for (const id of ids) balances.push((await parseThroughLb(id)).json<ParseBody>().credits.balance);
     expect(balances).toEqual([19, 18, 17, 16, 15, 14]);
     const byGateway: Record<string, string[]> = {};
     for (const g of gateways) {
@@ -194,14 +204,14 @@ describe(`the compose stack with two gateways (${IMAGE})`, () => {
       async () => {
         const reply = await curl('GET', `${lb}${location}`, authorized());
         expectStatus(reply, 200, 'the job');
-        const body = reply.json();
+        const body = reply.json<JobBody<TranscriptionBody>>();
         if (body.status === 'FAILED') throw new Error(`the job failed: ${reply.body}`);
         return body.status === 'SUCCEEDED' && body;
       },
       { timeout: 180_000, interval: 1000, describe: 'the queued transcription to succeed' },
     );
     expect(job.result).toMatchObject({ provider: 'local', credits: { charged: 1, balance: 13 } });
-    expect(job.result.text).toMatch(/hello/i);
+    expect(job.result?.text).toMatch(/hello/i);
     // The media was fetched from the worker's address, not a gateway's (they work no queue).
     const [worker] = await containersOf('worker');
     expect(fetchedBy.get('/hello.m4a')).toContain(await addressOf(worker.id));

@@ -60,7 +60,7 @@ export async function logsOf(container: string): Promise<string> {
 }
 
 /** The mediagate CLI inside a running container, with --json: its last line, parsed. */
-export async function cliIn(container: string, ...args: string[]): Promise<any> {
+export async function cliIn<T = unknown>(container: string, ...args: string[]): Promise<T> {
   const out = await docker('exec', '-e', 'LOG_LEVEL=silent', container, 'node', 'dist/cli/main.js', '--json', ...args);
   return JSON.parse(out.trim().split('\n').at(-1)!);
 }
@@ -69,7 +69,7 @@ export interface CurlReply {
   status: number;
   headers: Record<string, string>;
   body: string;
-  json: () => any;
+  json: <T = unknown>() => T;
 }
 
 /** One request with curl, as a caller would send it; the status, the headers (lower-case) and the body. */

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { serveBytes, startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { waitFor } from '../support/wait-for.js';
 import { IMAGE, cliIn, curl, docker, expectStatus, freePort, healthOf, logsOf, makeCheckMedia, must, run } from './docker.js';
+import type { TranscriptionBody } from '../support/bodies.js';
 
 // The image alone, as an operator runs it beside an existing PostgreSQL and Redis (here this
 // machine's, through the host's network): non-root, read-only, with /tmp and the data directory
@@ -118,8 +119,18 @@ describe(`the image alone (${IMAGE})`, () => {
   });
 
   it('parses and transcribes (PocketSphinx) for an account and a key made with the CLI inside, and charges for each', async () => {
-    const account = await cliIn(container, 'account', 'create', '--name', 'Image check', '--credits', '10', '--membership-days', '30');
-    key = (await cliIn(container, 'key', 'create', account.id)).key;
+    const account = await cliIn<{ id: string }>(
+      container,
+      'account',
+      'create',
+      '--name',
+      'Image check',
+      '--credits',
+      '10',
+      '--membership-days',
+      '30',
+    );
+    key = (await cliIn<{ key: string }>(container, 'key', 'create', account.id)).key;
     expect(key).toMatch(/^mg_live_/);
 
     const parse = await curl('POST', `${base}/api/parse`, authorized(), { url: `${site.origin}/clip.mp4` });
@@ -136,7 +147,7 @@ describe(`the image alone (${IMAGE})`, () => {
       language: 'en',
     });
     expectStatus(transcription, 200, 'the transcription');
-    const body = transcription.json();
+    const body = transcription.json<TranscriptionBody>();
     expect(body).toMatchObject({ status: 'SUCCEEDED', provider: 'local', language: 'en', credits: { charged: 1, balance: 8 } });
     expect(body.text).toMatch(/hello/i);
     expect(body.segments.length).toBeGreaterThan(0);

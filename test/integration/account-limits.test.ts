@@ -6,6 +6,7 @@ import { createHarness, type Harness, TEST_PEPPER, type TestResponse } from '../
 import { waitFor } from '../support/wait-for.js';
 import { follow, keyClient, type TestClient } from '../support/ws-client.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ErrorBody, GqlError } from '../support/bodies.js';
 
 /**
  * Limits per account beside the per-key ones: one request budget per account whatever proves it
@@ -47,8 +48,8 @@ describe('per-account limits', () => {
   /** A refusal by the account's bucket: 429, the one error body, Retry-After and the RateLimit headers. */
   function expectAccountRefusal(res: TestResponse) {
     expect(res.statusCode).toBe(429);
-    const body = res.json();
-    const error = body.error ?? { code: body.errors[0].extensions.code, details: body.errors[0].extensions.details };
+    const body = res.json<Partial<ErrorBody> & { errors?: GqlError[] }>();
+    const error = body.error ?? { code: body.errors?.[0].extensions.code, details: body.errors?.[0].extensions.details };
     expect(error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 5, windowSeconds: 60 } });
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
@@ -72,7 +73,7 @@ describe('per-account limits', () => {
     const token = await idp.sign({ sub: 'limits-1', name: 'Lin' });
     const first = await me(bearer(token));
     expect(first.statusCode).toBe(200);
-    const accountId = first.json().data.me.id as string;
+    const accountId = first.json<{ data: { me: { id: string } } }>().data.me.id;
     const { key } = await h.services.apiKeys.create(OPERATOR, accountId, 'k');
     const link = await h.services.sessions.createLoginLink(OPERATOR, accountId);
     const signedIn = await h.request('POST', '/account/api/session', {

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { buildOpenApi } from '../../src/docs/openapi.js';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../src/errors.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { createHarness, type Harness, type TestResponse } from '../support/harness.js';
+import { errorBody } from '../support/bodies.js';
 
-type Example = { value?: any; $ref?: string };
+type Example = { value?: unknown; $ref?: string };
 type Operation = { responses: Record<string, { content?: Record<string, { examples?: Record<string, Example> }> }> };
 type Document = { paths: Record<string, Record<string, Operation>>; components: { examples: Record<string, Example> } };
 
@@ -92,7 +93,7 @@ describe('the REST reference (/docs and schema/openapi.yaml)', () => {
   it('lists the errors the routes really answer with', async () => {
     const { key } = await h.account({ credits: 0 });
     const auth = { authorization: `Bearer ${key}` };
-    const cases: [string, string, Promise<{ statusCode: number; json(): any }>][] = [
+    const cases: [string, string, Promise<TestResponse>][] = [
       ['/api/parse', 'post', h.rest('/api/parse', { url: 'https://video.example/v' }, null)],
       ['/api/parse', 'post', h.rest('/api/parse', { url: 'ftp://video.example/v' }, key)],
       ['/api/parse', 'post', h.rest('/api/parse', { url: 'http://10.1.2.3/v' }, key)],
@@ -119,7 +120,7 @@ describe('the REST reference (/docs and schema/openapi.yaml)', () => {
     const seen = [];
     for (const [path, method, answer] of cases) {
       const res = await answer;
-      const code = res.json().error.code;
+      const code = errorBody(res).error.code;
       seen.push(code);
       const examples = doc.paths[path][method].responses[String(res.statusCode)]?.content?.['application/json']?.examples ?? {};
       expect({ path, status: res.statusCode, code, documented: code in examples }).toEqual({

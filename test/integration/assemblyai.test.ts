@@ -2,6 +2,7 @@ import { createHarness } from '../support/harness.js';
 import { startFakeAssemblyAi } from '../fakes/assemblyai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { makeMedia } from '../support/media.js';
+import { transcriptionBody, type TranscriptionBody } from '../support/bodies.js';
 
 describe('transcribe through AssemblyAI', () => {
   let site: FakeSite;
@@ -44,7 +45,7 @@ describe('transcribe through AssemblyAI', () => {
       ],
     });
     // Word times come in milliseconds and go out in seconds, with the speaker.
-    expect(res.json().segments[0].words).toEqual([
+    expect(res.json<TranscriptionBody>().segments[0].words).toEqual([
       { start: 0.32, end: 0.64, text: 'Good', speaker: 'speaker_A' },
       { start: 0.64, end: 1.12, text: 'morning.', speaker: 'speaker_A' },
     ]);
@@ -56,7 +57,7 @@ describe('transcribe through AssemblyAI', () => {
 
   it('reads the sentences endpoint when there are no utterances, and detects the language otherwise', async () => {
     const { res, fake } = await run(false);
-    expect(res.json().segments.map((s: any) => [s.start, s.end, s.text, s.speaker])).toEqual([
+    expect(transcriptionBody(res).segments.map((s) => [s.start, s.end, s.text, s.speaker])).toEqual([
       [0.32, 1.12, 'Good morning.', null],
       [3.1, 4.6, 'Welcome back to the studio.', null],
     ]);

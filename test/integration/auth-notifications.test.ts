@@ -34,10 +34,14 @@ describe.each(DATABASES)('auth notifications (%s database)', (database) => {
         interval: 10,
       });
       heard.length = 0;
-      const created = await h.gql(`mutation { createApiKey(name: "second") { key apiKey { id } } }`, {}, key);
+      const created = await h.gql<{ createApiKey: { key: string; apiKey: { id: string } } }>(
+        `mutation { createApiKey(name: "second") { key apiKey { id } } }`,
+        {},
+        key,
+      );
       const second = created.data.createApiKey;
       // Using a key writes its last_used_at (to the minute): no notification for that.
-      expect((await h.gql(`{ me { id } }`, {}, second.key)).data.me.id).toBe(accountId);
+      expect((await h.gql<{ me: { id: string } }>(`{ me { id } }`, {}, second.key)).data.me.id).toBe(accountId);
       await waitFor(
         async () => (await h.sql(`select 1 from api_key where id = ? and last_used_at is not null`, [second.apiKey.id])).length,
         { describe: "the second key's last_used_at", timeout: 5_000, interval: 10 },

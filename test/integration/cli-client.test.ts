@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
+import { jobBody } from '../support/bodies.js';
 
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
 const CLI = join(process.cwd(), 'dist/cli/main.js');
@@ -28,23 +28,15 @@ interface Run {
 
 /** The client commands, run as a person would run them: the built CLI against a running gateway. */
 describe('mediagate parse / transcribe (client commands)', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let dir: string;
   let key: string;
   let accountId: string;
   const requests: string[] = [];
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.page('/watch', PAGE);
-    site.file('/m.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
-    site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-    // Media whose download never finishes: the job runs until it is canceled.
-    site.endless('/endless.mp3', 'audio/mpeg');
-    openai = await startFakeOpenAi();
     // The gateway's request log says which calls the CLI made.
     const sink = new Writable({
       write(chunk, _enc, done) {
@@ -53,14 +45,22 @@ describe('mediagate parse / transcribe (client commands)', () => {
         done();
       },
     });
-    h = await transcribingHarness(site, openai, { logger: pino({ level: 'info' }, sink) });
+    world = await transcriptionWorld({
+      media: [
+        { path: '/m.mp4', seconds: 2, video: true },
+        { path: '/talk.mp3', seconds: 75 },
+      ],
+      pages: { '/watch': PAGE, '/empty': { title: 'Nothing here', body: '<p>text only</p>' } },
+      logger: pino({ level: 'info' }, sink),
+    });
+    ({ h, site } = world);
+    // Media whose download never finishes: the job runs until it is canceled.
+    site.endless('/endless.mp3', 'audio/mpeg');
     ({ key, accountId } = await h.account({ credits: 50 }));
     dir = mkdtempSync(join(tmpdir(), 'mediagate-cli-client-'));
   });
   afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
+    await world?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -174,7 +174,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
       speaker: null,
     });
     // Exactly the finished job's result, read from the polls alone: no second call for the balance.
-    expect(body).toEqual((await h.request('GET', `/api/jobs/${body.id}`, { headers: { authorization: `Bearer ${key}` } })).json().result);
+    expect(body).toEqual(jobBody(await h.request('GET', `/api/jobs/${body.id}`, { headers: { authorization: `Bearer ${key}` } })).result);
     expect(requests.slice(seen).filter((r) => r !== `GET /api/jobs/${body.id}`)).toEqual(['POST /api/transcribe']);
 
     const srt = await cli(['--json', 'transcribe', `${site.origin}/talk.mp3`, '--format', 'srt']);
@@ -226,7 +226,7 @@ describe('mediagate parse / transcribe (client commands)', () => {
     const jobId = /^job (\S+)/.exec(stderr)![1];
     expect(stderr).toContain(`error INTERRUPTED: interrupted; job ${jobId} canceled`);
     expect(requests).toContain(`POST /api/jobs/${jobId}/cancel`);
-    const job = await h.gql(`query($id: ID!) { job(id: $id) { status } }`, { id: jobId }, own);
+    const job = await h.gql<{ job: { status: string } }>(`query($id: ID!) { job(id: $id) { status } }`, { id: jobId }, own);
     expect(job.data.job.status).toBe('CANCELED');
     expect(await h.balance(owner)).toEqual({ available: 5, held: 0 });
   });

@@ -1,6 +1,7 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeCobalt } from '../fakes/cobalt.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { parseBody, type ErrorBody, type ParseBody } from '../support/bodies.js';
 
 describe('parse through cobalt, with failover', () => {
   let h: Harness;
@@ -51,17 +52,17 @@ describe('parse through cobalt, with failover', () => {
       headers: { authorization: 'Api-Key cobalt-secret', accept: 'application/json' },
     });
     const audio = await h.rest('/api/parse', { url: 'https://www.youtube.com/tunnel', mode: 'audio' }, key);
-    expect(audio.json().media).toMatchObject({ kind: 'audio', container: 'mp3', hasVideo: false });
+    expect(audio.json<ParseBody>().media).toMatchObject({ kind: 'audio', container: 'mp3', hasVideo: false });
   });
 
   it('maps a picker (gallery) into items of kind image, with the slideshow audio for mode audio', async () => {
-    const res = (await h.rest('/api/parse', { url: 'https://www.tiktok.com/picker' }, key)).json();
-    expect(res.items.map((i: any) => [i.url, i.kind])).toEqual([
+    const res = parseBody(await h.rest('/api/parse', { url: 'https://www.tiktok.com/picker' }, key));
+    expect(res.items.map((i) => [i.url, i.kind])).toEqual([
       ['https://cdn.example/p1.jpg', 'image'],
       ['https://cdn.example/p2.jpg', 'image'],
     ]);
     expect(res.cover).toEqual({ url: 'https://cdn.example/p1-thumb.jpg', width: null, height: null });
-    const audio = (await h.rest('/api/parse', { url: 'https://www.tiktok.com/picker', mode: 'audio' }, key)).json();
+    const audio = parseBody(await h.rest('/api/parse', { url: 'https://www.tiktok.com/picker', mode: 'audio' }, key));
     expect(audio.media).toMatchObject({ url: 'https://cdn.example/slideshow.mp3', kind: 'audio' });
   });
 
@@ -69,7 +70,7 @@ describe('parse through cobalt, with failover', () => {
     const before = await h.balance(accountId);
     const res = await h.rest('/api/parse', { url: 'https://www.youtube.com/private' }, key);
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('CONTENT_UNAVAILABLE');
+    expect(res.json<ErrorBody>().error.code).toBe('CONTENT_UNAVAILABLE');
     expect(res.body).not.toContain('error.api');
     expect(await h.balance(accountId)).toEqual(before);
   });

@@ -1,46 +1,67 @@
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { GqlAnswer, Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import { jobBody, type Connection, type JobBody, type ErrorBody, type TranscriptionBody } from '../support/bodies.js';
 
 const ROWS = `query($first: Int, $after: String) { creditHistoryByTask(first: $first, after: $after) {
   edges { cursor node { id createdAt
     job { id operation status creditsCharged creditsHeld error { code } creditEntries { kind amount availableDelta heldDelta jobId } }
     entry { id kind amount availableDelta heldDelta jobId reason } } }
   pageInfo { hasNextPage endCursor } } }`;
+type Entry = {
+  id: string;
+  kind: string;
+  amount: number;
+  availableDelta: number;
+  heldDelta: number;
+  jobId: string | null;
+  reason: string | null;
+};
+type Row = {
+  id: string;
+  createdAt: string;
+  job: {
+    id: string;
+    operation: string;
+    status: string;
+    creditsCharged: number;
+    creditsHeld: number;
+    error: { code: string } | null;
+    creditEntries: Omit<Entry, 'id' | 'reason'>[];
+  } | null;
+  entry: Entry | null;
+};
+type Rows = { creditHistoryByTask: Connection<Row> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
 
 /** The holder's credit history read per task (creditHistoryByTask), over HTTP, after real tasks. */
 describe('the credit history per task', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-    site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
-    site.page(
-      '/watch',
-      `<html><head><title>Clip</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
-    );
-    site.page('/empty', '<html><head><title>Nothing here</title></head><body><p>text only</p></body></html>');
+    world = await transcriptionWorld({
+      media: [
+        { path: '/talk.mp3', seconds: 75 },
+        { path: '/clip.mp4', seconds: 2, video: true },
+      ],
+      pages: {
+        '/watch': { title: 'Clip', video: { src: '/clip.mp4', type: 'video/mp4; codecs="avc1.42c01f, mp4a.40.2"' } },
+        '/empty': { title: 'Nothing here', body: '<p>text only</p>' },
+      },
+    });
+    ({ h, site } = world);
     // Media whose download never finishes: the job runs until it is canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai);
   }, 60_000);
-  afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
   const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
-  const untilJob = async (key: string, id: string, done: (job: any) => boolean) => {
+  const untilJob = async (key: string, id: string, done: (job: JobBody) => boolean) => {
     return waitFor(
       async () => {
-        const job = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
+        const job = jobBody(await h.request('GET', `/api/jobs/${id}`, auth(key)));
         if (!done(job)) throw new Error(`job ${id} is ${JSON.stringify(job)}`);
         return job;
       },
@@ -52,18 +73,20 @@ describe('the credit history per task', () => {
     const { key, accountId } = await h.account({ credits: 10 });
     const parsed = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(parsed.statusCode).toBe(200);
-    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json().error.code).toBe('NO_MEDIA_FOUND');
+    expect((await h.rest('/api/parse', { url: `${site.origin}/empty` }, key)).json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
     const transcribed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
-    expect(transcribed.json().credits).toEqual({ charged: 2, balance: 7 });
-    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json().error.code).toBe('CONTENT_UNAVAILABLE');
-    const started = (await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' })).json();
+    expect(transcribed.json<TranscriptionBody>().credits).toEqual({ charged: 2, balance: 7 });
+    expect((await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key)).json<ErrorBody>().error.code).toBe(
+      'CONTENT_UNAVAILABLE',
+    );
+    const started = jobBody(await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' }));
     await untilJob(key, started.id, (j) => j.status === 'RUNNING');
-    expect((await h.request('POST', `/api/jobs/${started.id}/cancel`, auth(key))).json().status).toBe('CANCELED');
+    expect(jobBody(await h.request('POST', `/api/jobs/${started.id}/cancel`, auth(key))).status).toBe('CANCELED');
     await h.services.ledger.grant(accountId, 3, 'goodwill');
 
-    const res = await h.gql(ROWS, { first: 20 }, key);
+    const res = await h.gql<Rows>(ROWS, { first: 20 }, key);
     expect(res.errors).toBeUndefined();
-    const rows = res.data.creditHistoryByTask.edges.map((e: any) => e.node);
+    const rows = res.data.creditHistoryByTask.edges.map((e) => e.node);
     const entry = (kind: string, amount: number, availableDelta: number, heldDelta: number, jobId: string | null) => ({
       kind,
       amount,
@@ -71,8 +94,8 @@ describe('the credit history per task', () => {
       heldDelta,
       jobId,
     });
-    const task = (row: any) => {
-      const { job } = row;
+    const task = (row: Row) => {
+      const job = row.job!;
       expect(row.id).toBe(job.id);
       expect(row.entry).toBeNull();
       return [
@@ -81,7 +104,7 @@ describe('the credit history per task', () => {
         job.creditsCharged,
         job.creditsHeld,
         job.error?.code ?? null,
-        job.creditEntries.map((e: any) => [e.kind, e.amount]),
+        job.creditEntries.map((e) => [e.kind, e.amount]),
       ];
     };
     expect(rows).toHaveLength(7);
@@ -145,23 +168,28 @@ describe('the credit history per task', () => {
         ],
       ],
     ]);
-    expect(rows[1].job.id).toBe(started.id);
-    expect(rows[3].job.id).toBe(transcribed.json().id);
-    expect(rows[3].job.creditEntries).toEqual([
-      entry('HOLD', 1, -1, 1, rows[3].job.id),
-      entry('HOLD', 1, -1, 1, rows[3].job.id),
-      entry('CAPTURE', 2, 0, -2, rows[3].job.id),
+    expect(rows[1].job?.id).toBe(started.id);
+    const talk = rows[3].job!;
+    expect(talk.id).toBe(transcribed.json<{ id: string }>().id);
+    expect(talk.creditEntries).toEqual([
+      entry('HOLD', 1, -1, 1, talk.id),
+      entry('HOLD', 1, -1, 1, talk.id),
+      entry('CAPTURE', 2, 0, -2, talk.id),
     ]);
-    expect(rows[5].job.id).toBe(parsed.json().id);
+    expect(rows[5].job?.id).toBe(parsed.json<{ id: string }>().id);
     expect(rows[6]).toMatchObject({ job: null, entry: { ...entry('GRANT', 10, 10, 0, null), reason: 'initial credits' } });
     expect(res.data.creditHistoryByTask.pageInfo.hasNextPage).toBe(false);
 
     // The rows account for the balance: what each task charged, what each other entry moved.
-    const moved = rows.reduce((sum: number, r: any) => sum + (r.job ? -r.job.creditsCharged : r.entry.availableDelta), 0);
+    const moved = rows.reduce((sum: number, r) => sum + (r.job ? -r.job.creditsCharged : r.entry!.availableDelta), 0);
     expect(await h.balance(accountId)).toEqual({ available: moved, held: 0 });
     expect(moved).toBe(10);
     // The entries themselves stay entry by entry.
-    const all = await h.gql(`{ creditHistory(first: 100) { edges { node { id } } } }`, {}, key);
+    const all = await h.gql<{ creditHistory: Connection<{ id: string }> }>(
+      `{ creditHistory(first: 100) { edges { node { id } } } }`,
+      {},
+      key,
+    );
     expect(all.data.creditHistory.edges).toHaveLength(2 + 2 + 2 + 3 + 2 + 2);
   });
 
@@ -178,15 +206,15 @@ describe('the credit history per task', () => {
        select ?, 'GRANT', 1, 1, 0, 'grant ' || n from generate_series(1, 5) n`,
       [accountId, accountId, accountId],
     );
-    const everything = (await h.gql(ROWS, { first: 100 }, key)).data.creditHistoryByTask.edges.map((e: any) => e.node.id);
+    const everything = (await h.gql<Rows>(ROWS, { first: 100 }, key)).data.creditHistoryByTask.edges.map((e) => e.node.id);
     expect(everything).toHaveLength(10);
     for (const first of [1, 2, 3]) {
       const seen: string[] = [];
       let after: string | null = null;
       for (let page = 0; page <= 10; page++) {
-        const res: any = await h.gql(ROWS, { first, after }, key);
+        const res: GqlAnswer<Rows> = await h.gql<Rows>(ROWS, { first, after }, key);
         expect(res.errors).toBeUndefined();
-        seen.push(...res.data.creditHistoryByTask.edges.map((e: any) => e.node.id));
+        seen.push(...res.data.creditHistoryByTask.edges.map((e) => e.node.id));
         if (!res.data.creditHistoryByTask.pageInfo.hasNextPage) break;
         after = res.data.creditHistoryByTask.pageInfo.endCursor;
       }
@@ -198,18 +226,23 @@ describe('the credit history per task', () => {
     const me = await h.account({ credits: 2 });
     const other = await h.account({ credits: 5 });
     await h.rest('/api/parse', { url: `${site.origin}/watch` }, other.key);
-    const mine = await h.gql(ROWS, {}, me.key);
-    expect(mine.data.creditHistoryByTask.edges.map((e: any) => [e.node.entry?.kind, e.node.entry?.amount])).toEqual([['GRANT', 2]]);
+    const mine = await h.gql<Rows>(ROWS, {}, me.key);
+    expect(mine.data.creditHistoryByTask.edges.map((e) => [e.node.entry?.kind, e.node.entry?.amount])).toEqual([['GRANT', 2]]);
 
     const parseOnly = (await h.services.apiKeys.create(OPERATOR, me.accountId, 'parse only', ['parse'])).key;
-    expect((await h.gql(ROWS, {}, parseOnly)).errors?.[0].extensions.code).toBe('FORBIDDEN');
+    expect((await h.gql<Rows>(ROWS, {}, parseOnly)).errors?.[0].extensions.code).toBe('FORBIDDEN');
 
     // A creditHistory cursor, a made-up one, a bad page size: INVALID_INPUT.
-    const entryCursor = (await h.gql(`{ creditHistory(first: 1) { pageInfo { endCursor } } }`, {}, me.key)).data.creditHistory.pageInfo
-      .endCursor;
+    const entryCursor = (
+      await h.gql<{ creditHistory: { pageInfo: { endCursor: string } } }>(
+        `{ creditHistory(first: 1) { pageInfo { endCursor } } }`,
+        {},
+        me.key,
+      )
+    ).data.creditHistory.pageInfo.endCursor;
     const forged = Buffer.from(`${new Date().toISOString()}|job:not-a-uuid`).toString('base64url');
     for (const variables of [{ after: entryCursor }, { after: forged }, { after: 'nonsense' }, { first: 0 }]) {
-      const bad = await h.gql(ROWS, variables, me.key);
+      const bad = await h.gql<Rows>(ROWS, variables, me.key);
       expect(bad.errors?.[0].extensions.code).toBe('INVALID_INPUT');
     }
   });

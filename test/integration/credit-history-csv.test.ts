@@ -1,11 +1,12 @@
 import { CreditHistoryRepository } from '../../src/modules/credits/credit-history.repository.js';
-import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { parse } from 'csv-parse/sync';
 import pg from 'pg';
 import { CSV_HEADER as HEADER, describeExportMemory } from '../support/credit-history-memory.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { createHarness, type GqlAnswer, type Harness } from '../support/harness.js';
+import { factories } from '../support/factories.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { Connection, ErrorBody } from '../support/bodies.js';
 
 const COLUMNS = HEADER.split(',');
 
@@ -41,15 +42,26 @@ describe('GET /api/credit-history.csv', () => {
 
   /** Every creditHistory entry for these filters, through GraphQL, as the CSV should show it. */
   async function viaGraphql(key: string, vars: Record<string, unknown>): Promise<Record<string, string>[]> {
-    const out: Record<string, string>[] = [];
+    type Node = {
+      id: string;
+      createdAt: string;
+      kind: string;
+      amount: number;
+      availableDelta: number;
+      heldDelta: number;
+      jobId: string | null;
+      reason: string | null;
+    };
+    type Page = { creditHistory: Connection<Node> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
+    const out: Node[] = [];
     let after: string | null = null;
     do {
-      const res: { data: any; errors?: unknown[] } = await h.gql(HISTORY, { ...vars, after }, key);
+      const res: GqlAnswer<Page> = await h.gql<Page>(HISTORY, { ...vars, after }, key);
       expect(res.errors).toBeUndefined();
       for (const { node } of res.data.creditHistory.edges) out.push(node);
       after = res.data.creditHistory.pageInfo.hasNextPage ? res.data.creditHistory.pageInfo.endCursor : null;
     } while (after);
-    return out.map((n: any) => ({
+    return out.map((n) => ({
       id: n.id,
       created_at: n.createdAt,
       kind: n.kind,
@@ -63,21 +75,8 @@ describe('GET /api/credit-history.csv', () => {
   const withoutJoined = (rows: Record<string, string>[]) => rows.map(({ account_id: _a, operation: _o, ...rest }) => rest);
 
   /** A task that succeeded (HOLD, CAPTURE) or failed (HOLD, RELEASE), without a provider. */
-  async function task(accountId: string, outcome: 'succeed' | 'fail', operation: 'PARSE' | 'TRANSCRIBE' = 'PARSE', amount = 1) {
-    const jobId = randomUUID();
-    await h.services.tasks.openJob({
-      jobId,
-      accountId,
-      apiKeyId: null,
-      operation,
-      input: {},
-      amount,
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
-    if (outcome === 'succeed') await h.services.tasks.succeed(jobId, { ok: true }, 'test');
-    else await h.services.tasks.fail(jobId, 'FAILED', 'PROVIDER_ERROR', 'x');
-    return jobId;
-  }
+  const task = (accountId: string, outcome: 'succeed' | 'fail', operation: 'PARSE' | 'TRANSCRIBE' = 'PARSE', amount = 1) =>
+    factories(h).job({ accountId }, { status: outcome === 'succeed' ? 'SUCCEEDED' : 'FAILED', operation, charged: amount });
 
   /** Ledger lines at chosen times (they satisfy the table's checks; the balance is not the point here). */
   async function entriesAt(accountId: string, entries: [kind: 'GRANT' | 'ADJUST' | 'EXPIRE', at: string][]) {
@@ -261,7 +260,7 @@ describe('GET /api/credit-history.csv', () => {
     const parseOnly = await h.account({ credits: 1, scopes: ['parse'] });
     const noScope = await get('/api/credit-history.csv', parseOnly.key);
     expect(noScope.statusCode).toBe(403);
-    expect(noScope.json().error.code).toBe('FORBIDDEN');
+    expect(noScope.json<ErrorBody>().error.code).toBe('FORBIDDEN');
   });
 
   it('answers 400 INVALID_INPUT, naming the parameter, for bad dates, kinds and parameters, and streams nothing', async () => {
@@ -286,9 +285,9 @@ describe('GET /api/credit-history.csv', () => {
       expect({ query, status: res.statusCode }).toEqual({ query, status: 400 });
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.headers['content-disposition']).toBeUndefined();
-      const { error } = res.json();
+      const { error } = res.json<ErrorBody>();
       expect(error.code).toBe('INVALID_INPUT');
-      expect({ query, details: Object.keys(error.details).sort() }).toEqual({ query, details: [...fields].sort() });
+      expect({ query, details: Object.keys(error.details!).sort() }).toEqual({ query, details: [...fields].sort() });
     }
   });
 
@@ -320,7 +319,7 @@ describe('GET /api/credit-history.csv', () => {
         graphql: valid ? 'taken' : 'refused',
       });
       if (!valid)
-        expect({ text, code: rest.json().error.code, details: Object.keys(rest.json().error.details) }).toEqual({
+        expect({ text, code: rest.json<ErrorBody>().error.code, details: Object.keys(rest.json<ErrorBody>().error.details!) }).toEqual({
           text,
           code: 'INVALID_INPUT',
           details: ['from'],
@@ -333,7 +332,7 @@ describe('GET /api/credit-history.csv', () => {
     for (const headers of attempts) {
       const res = await h.request('GET', '/api/credit-history.csv', { headers });
       expect(res.statusCode).toBe(401);
-      expect(res.json().error.code).toBe('UNAUTHENTICATED');
+      expect(res.json<ErrorBody>().error.code).toBe('UNAUTHENTICATED');
     }
     // Before looking at the filters: a caller without a key learns nothing about them.
     expect((await h.request('GET', '/api/credit-history.csv?from=nope')).statusCode).toBe(401);
@@ -371,7 +370,7 @@ describe('GET /api/credit-history.csv', () => {
     try {
       const res = await get('/api/credit-history.csv', a.key);
       expect(res.statusCode).toBe(500);
-      expect(res.json().error).toEqual({ code: 'INTERNAL_ERROR', message: expect.any(String), requestId: expect.any(String) });
+      expect(res.json<ErrorBody>().error).toEqual({ code: 'INTERNAL_ERROR', message: expect.any(String), requestId: expect.any(String) });
       expect(res.body).not.toContain('connection refused');
     } finally {
       before.mockRestore();

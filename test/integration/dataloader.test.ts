@@ -1,31 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { nodesOf, type Connection } from '../support/bodies.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { factories } from '../support/factories.js';
+import { countStatements, expectPagesInSameStatements } from '../support/statements.js';
 import { nextMillisecond, waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-
-/**
- * Every statement sent to the database while `fn` runs, counted where they all pass: the `pg`
- * client under MikroORM's pool, whichever layer (entity manager, raw SQL, transaction) issued it.
- * The harness runs no job queue, so nothing else talks to the database meanwhile.
- */
-async function countStatements<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
-  const statements: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    statements.push(typeof q === 'string' ? q : String(q?.text));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    const result = await fn();
-    // The caller's key is usually answered from the key cache, but a late notification (the account's
-    // creation) can empty it: its lookup is counted apart, so only the query's own statements are compared.
-    return { result, statements: statements.filter((q) => !/secret_hash/.test(q)) };
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-}
 
 describe('related rows through per-request DataLoaders', () => {
   let h: Harness;
@@ -37,20 +16,8 @@ describe('related rows through per-request DataLoaders', () => {
   const window = () => ({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() });
 
   /** A task that succeeded and was charged `amount` (a HOLD and a CAPTURE entry), without a provider. */
-  const chargedTask = async (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) => {
-    const jobId = randomUUID();
-    await h.services.tasks.openJob({
-      jobId,
-      accountId,
-      apiKeyId: null,
-      operation,
-      input: {},
-      amount,
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
-    await h.services.tasks.succeed(jobId, { ok: true }, 'test');
-    return jobId;
-  };
+  const chargedTask = (accountId: string, operation: 'PARSE' | 'TRANSCRIBE', amount: number) =>
+    factories(h).job({ accountId }, { operation, charged: amount });
 
   /** A key whose last use is already recorded, so the minute-granular `last_used_at` write stays out of the counts. */
   const warmKey = async (accountId: string, scopes?: string[]) => {
@@ -69,6 +36,14 @@ describe('related rows through per-request DataLoaders', () => {
       apiKeys { id name last4 scopes }
       usage(from: $from, to: $to) { operation credits tasks }
     } } } }`;
+  type AccountNode = {
+    id: string;
+    name: string;
+    credits: { available: number; held: number };
+    membership: { plan: string; active: boolean } | null;
+    apiKeys: { id: string; name: string; last4: string; scopes: string[] }[];
+    usage: { operation: string; credits: number; tasks: number }[];
+  };
 
   it('pages 5 or 50 accounts with credits, membership, keys and usage in the same few statements', async () => {
     const analyst = await h.services.accounts.create(OPERATOR, { name: 'Ana Lyst', roles: ['analyst'] });
@@ -87,18 +62,15 @@ describe('related rows through per-request DataLoaders', () => {
       customers.push(acc.id);
     }
 
-    const page = async (first: number) => {
-      const { result, statements } = await countStatements(() => h.gql(ACCOUNTS, { first, ...window() }, analystKey));
-      expect(result.errors).toBeUndefined();
-      expect(result.data.accounts.edges).toHaveLength(first);
-      return { nodes: result.data.accounts.edges.map((e: any) => e.node), statements };
-    };
-    const five = await page(5);
-    const fifty = await page(50);
+    const { small: five, large: fifty } = await expectPagesInSameStatements(h, {
+      query: ACCOUNTS,
+      key: analystKey,
+      variables: window(),
+      nodes: (data: { accounts: Connection<AccountNode> }) => nodesOf(data.accounts),
+      sizes: [5, 50],
+    });
     // The page, the keys of every account on it, their usage: 3 statements.
     expect(five.statements).toHaveLength(3);
-    expect(fifty.statements.length).toBe(five.statements.length);
-    expect(fifty.statements.length).toBeLessThanOrEqual(8);
 
     // What came back through the loaders belongs to the right account, in the right order.
     for (const node of fifty.nodes) {
@@ -108,7 +80,7 @@ describe('related rows through per-request DataLoaders', () => {
       expect(node.credits).toEqual({ available: i % 3 === 0 ? 7 : 9, held: 0 });
       expect(node.membership?.active ?? false).toBe(i % 2 === 1);
       // Keys made in the same millisecond are ordered by id, so compare them by name.
-      expect(node.apiKeys.map((k: any) => [k.name, k.scopes]).sort()).toEqual([
+      expect(node.apiKeys.map((k) => [k.name, k.scopes]).sort()).toEqual([
         ['first', ['parse', 'transcribe', 'read', 'keys']],
         ['second', ['read']],
       ]);
@@ -121,6 +93,14 @@ describe('related rows through per-request DataLoaders', () => {
 
   const HISTORY = `query($first: Int, $accountId: ID) {
     creditHistory(first: $first, accountId: $accountId) { edges { node { kind jobId job { id status account { id name } } } } } }`;
+  type MeData = { me: Partial<AccountNode> & { id: string } };
+  type HistoryData = {
+    creditHistory: Connection<{
+      kind: string;
+      jobId: string | null;
+      job: { id: string; status: string; account: { id: string; name: string } } | null;
+    }>;
+  };
 
   it('shows 5 or 50 ledger entries with their jobs and the jobs’ accounts in the same few statements', async () => {
     const owner = await h.services.accounts.create(OPERATOR, { name: 'Busy Owner', credits: 100 });
@@ -128,18 +108,14 @@ describe('related rows through per-request DataLoaders', () => {
     const jobs: string[] = [];
     for (let i = 0; i < 26; i++) jobs.push(await chargedTask(owner.id, i % 2 ? 'PARSE' : 'TRANSCRIBE', 1));
 
-    const page = async (first: number) => {
-      const { result, statements } = await countStatements(() => h.gql(HISTORY, { first }, key));
-      expect(result.errors).toBeUndefined();
-      expect(result.data.creditHistory.edges).toHaveLength(first);
-      return { nodes: result.data.creditHistory.edges.map((e: any) => e.node), statements };
-    };
-    const five = await page(5);
-    const fifty = await page(50);
+    const { small: five, large: fifty } = await expectPagesInSameStatements(h, {
+      query: HISTORY,
+      key,
+      nodes: (data: HistoryData) => nodesOf(data.creditHistory),
+      sizes: [5, 50],
+    });
     // The page, the jobs on it, their accounts: 3 statements, whatever the page's size.
     expect(five.statements).toHaveLength(3);
-    expect(fifty.statements.length).toBe(five.statements.length);
-    expect(fifty.statements.length).toBeLessThanOrEqual(8);
     for (const node of fifty.nodes) {
       expect(['HOLD', 'CAPTURE']).toContain(node.kind);
       expect(jobs).toContain(node.jobId);
@@ -156,23 +132,19 @@ describe('related rows through per-request DataLoaders', () => {
       jobs.push(await chargedTask(acc.id, i % 2 ? 'PARSE' : 'TRANSCRIBE', 1 + (i % 3)));
       await nextMillisecond();
     }
-    const page = async (first: number) => {
-      const { result, statements } = await countStatements(() =>
-        h.gql(
-          `query($first: Int) { creditHistoryByTask(first: $first) { edges { node { id job { id creditsCharged creditEntries { kind amount jobId } } } } } }`,
-          { first },
-          key,
-        ),
-      );
-      expect(result.errors).toBeUndefined();
-      return { nodes: result.data.creditHistoryByTask.edges.map((e: any) => e.node), statements };
+    type Row = {
+      id: string;
+      job: { id: string; creditsCharged: number; creditEntries: { kind: string; amount: number; jobId: string }[] };
     };
-    const five = await page(5);
-    const forty = await page(40);
+    const { small: five, large: forty } = await expectPagesInSameStatements(h, {
+      query: `query($first: Int) { creditHistoryByTask(first: $first) { edges { node { id job { id creditsCharged creditEntries { kind amount jobId } } } } } }`,
+      key,
+      nodes: (data: { creditHistoryByTask: Connection<Row> }) => nodesOf(data.creditHistoryByTask),
+      sizes: [5, 40],
+    });
     // The jobs, the entries of no task, the jobs' entries: 3 statements, whatever the page's size.
     expect(five.statements).toHaveLength(3);
-    expect(forty.statements.length).toBe(five.statements.length);
-    expect(forty.nodes.map((n: any) => n.id)).toEqual([...jobs].reverse());
+    expect(forty.nodes.map((n) => n.id)).toEqual([...jobs].reverse());
     for (const { job } of forty.nodes) {
       expect(job.creditEntries).toEqual([
         { kind: 'HOLD', amount: job.creditsCharged, jobId: job.id },
@@ -186,18 +158,7 @@ describe('related rows through per-request DataLoaders', () => {
     const key = await warmKey(acc.id);
     const jobs: string[] = [];
     for (let i = 0; i < 40; i++) {
-      const jobId = randomUUID();
-      await h.services.tasks.openJob({
-        jobId,
-        accountId: acc.id,
-        apiKeyId: null,
-        operation: 'PARSE',
-        input: { webhookUrl: 'https://example.com/hook' },
-        amount: 1,
-        deadlineAt: new Date(Date.now() + 60_000),
-      });
-      await h.services.tasks.succeed(jobId, { ok: true }, 'test');
-      jobs.push(jobId);
+      jobs.push(await factories(h).job({ accountId: acc.id }, { input: { webhookUrl: 'https://example.com/hook' } }));
     }
     const db = new pg.Client({ connectionString: h.clientUrl });
     await db.connect();
@@ -214,21 +175,13 @@ describe('related rows through per-request DataLoaders', () => {
       await db.end();
     }
 
-    const page = async (first: number) => {
-      const { result, statements } = await countStatements(() =>
-        h.gql(
-          `query($first: Int) { jobs(first: $first) { edges { node { id account { name } webhook { url attempts { attempt statusCode } } } } } }`,
-          { first },
-          key,
-        ),
-      );
-      expect(result.errors).toBeUndefined();
-      return { nodes: result.data.jobs.edges.map((e: any) => e.node), statements };
-    };
-    const five = await page(5);
-    const forty = await page(40);
-    expect(forty.statements.length).toBe(five.statements.length);
-    expect(forty.statements.length).toBeLessThanOrEqual(8);
+    type Row = { id: string; account: { name: string }; webhook: { url: string; attempts: { attempt: number; statusCode: number }[] } };
+    const { large: forty } = await expectPagesInSameStatements(h, {
+      query: `query($first: Int) { jobs(first: $first) { edges { node { id account { name } webhook { url attempts { attempt statusCode } } } } } }`,
+      key,
+      nodes: (data: { jobs: Connection<Row> }) => nodesOf(data.jobs),
+      sizes: [5, 40],
+    });
     for (const node of forty.nodes) {
       const i = jobs.indexOf(node.id);
       const tries = (i % 3) + 1;
@@ -244,7 +197,7 @@ describe('related rows through per-request DataLoaders', () => {
     const key = await warmKey(acc.id);
     await chargedTask(acc.id, 'PARSE', 1);
     const plain = await countStatements(() =>
-      h.gql('{ me { id name credits { available held } membership { plan status active } } }', {}, key),
+      h.gql<MeData>('{ me { id name credits { available held } membership { plan status active } } }', {}, key),
     );
     expect(plain.result.data.me).toMatchObject({
       name: 'Me Myself',
@@ -254,7 +207,7 @@ describe('related rows through per-request DataLoaders', () => {
     expect(plain.statements).toHaveLength(1);
 
     const full = await countStatements(() =>
-      h.gql(
+      h.gql<MeData>(
         `query($from: DateTime!, $to: DateTime!) { me { id apiKeys { name last4 } usage(from: $from, to: $to) { operation credits tasks } } }`,
         window(),
         key,
@@ -277,9 +230,9 @@ describe('related rows through per-request DataLoaders', () => {
     expect(forbidden.data).toBeNull();
 
     const jobId = await chargedTask(accountId, 'TRANSCRIBE', 2);
-    const own = await h.gql(HISTORY, {}, key);
+    const own = await h.gql<HistoryData>(HISTORY, {}, key);
     expect(own.errors).toBeUndefined();
-    expect(own.data.creditHistory.edges.map((e: any) => e.node)).toEqual([
+    expect(nodesOf(own.data.creditHistory)).toEqual([
       { kind: 'CAPTURE', jobId, job: { id: jobId, status: 'SUCCEEDED', account: { id: accountId, name: 'Test account' } } },
       { kind: 'HOLD', jobId, job: { id: jobId, status: 'SUCCEEDED', account: { id: accountId, name: 'Test account' } } },
       { kind: 'GRANT', jobId: null, job: null },
@@ -296,7 +249,7 @@ describe('related rows through per-request DataLoaders', () => {
     const analystKey = (await h.services.apiKeys.create(OPERATOR, analyst.id, 'admin')).key;
     const customer = await h.services.accounts.create(OPERATOR, { name: 'Cu Stomer', credits: 3 });
     const jobId = await chargedTask(customer.id, 'PARSE', 1);
-    const history = await h.gql(HISTORY, { accountId: customer.id }, analystKey);
+    const history = await h.gql<HistoryData>(HISTORY, { accountId: customer.id }, analystKey);
     expect(history.errors).toBeUndefined();
     expect(history.data.creditHistory.edges[0].node.job).toEqual({
       id: jobId,

@@ -1,33 +1,22 @@
-import { createHarness, type Harness } from '../support/harness.js';
-import { startFakeDeepgram } from '../fakes/deepgram.fake.js';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { makeMedia } from '../support/media.js';
+import type { Harness } from '../support/harness.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import { transcriptionWorld, type FakeDeepgram, type TranscriptionWorld } from '../support/world.js';
+import type { TranscriptionBody } from '../support/bodies.js';
 
 describe('transcribe through Deepgram, with failover', () => {
+  let world: TranscriptionWorld;
   let site: FakeSite;
-  let deepgram: Awaited<ReturnType<typeof startFakeDeepgram>>;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+  let deepgram: FakeDeepgram;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 6 }), 'audio/mpeg');
-    deepgram = await startFakeDeepgram({ apiKey: 'dg-secret' });
-    openai = await startFakeOpenAi();
+    world = await transcriptionWorld({ deepgram: { apiKey: 'dg-secret' }, media: [{ path: '/talk.mp3', seconds: 6 }], gateway: false });
+    site = world.site;
+    deepgram = world.deepgram!;
   });
-  afterAll(async () => {
-    await site.close();
-    await deepgram.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
+  /** A gateway trying Deepgram (with this key), then OpenAI. */
   const harness = (deepgramKey: string) =>
-    createHarness({
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      TRANSCRIBE_PROVIDERS: 'deepgram,openai',
-      DEEPGRAM_API_KEY: deepgramKey,
-      DEEPGRAM_BASE_URL: deepgram.baseUrl,
-      OPENAI_BASE_URL: openai.baseUrl,
-    });
+    world.gateway({ providers: ['deepgram', 'openai'], env: { DEEPGRAM_API_KEY: deepgramKey }, queue: false });
 
   it('uploads the prepared audio (never the caller’s URL) and maps utterances with speakers', async () => {
     const h: Harness = await harness('dg-secret');
@@ -48,8 +37,10 @@ describe('transcribe through Deepgram, with failover', () => {
         credits: { charged: 1 },
       });
       // Deepgram's words keep their punctuated spelling and speaker; the WebVTT names each speaker's cue.
-      expect(res.json().segments[1].words[4]).toEqual({ start: 4, end: 4.6, text: 'studio.', speaker: 'speaker_1' });
-      const vtt = await h.request('GET', `/api/transcriptions/${res.json().id}.vtt`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.json<TranscriptionBody>().segments[1].words?.[4]).toEqual({ start: 4, end: 4.6, text: 'studio.', speaker: 'speaker_1' });
+      const vtt = await h.request('GET', `/api/transcriptions/${res.json<{ id: string }>().id}.vtt`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(vtt.body).toBe(
         'WEBVTT\n\n00:00:00.320 --> 00:00:01.153\n<v speaker_0>Good morning.\n\n00:00:03.100 --> 00:00:04.600\n<v speaker_1>Welcome back to the studio.\n\n',
       );
@@ -71,7 +62,7 @@ describe('transcribe through Deepgram, with failover', () => {
       const { key } = await h.account({ credits: 5 });
       const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
       expect(res.statusCode).toBe(200);
-      expect(res.json().provider).toBe('openai');
+      expect(res.json<TranscriptionBody>().provider).toBe('openai');
       expect(res.body).not.toContain('dg-wrong-key');
     } finally {
       await h.close();

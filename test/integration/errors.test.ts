@@ -1,5 +1,6 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ErrorBody } from '../support/bodies.js';
 
 /** The contract's statuses and bodies for bad requests, through both doors. Nothing here reaches a provider. */
 describe('errors', () => {
@@ -32,7 +33,7 @@ describe('errors', () => {
       for (const [, headers] of cases) {
         const res = await h.rest('/api/parse', { url }, null, headers);
         expect(res.statusCode).toBe(401);
-        const { requestId, ...rest } = res.json().error;
+        const { requestId, ...rest } = res.json<ErrorBody>().error;
         expect(typeof requestId).toBe('string');
         bodies.push(rest);
       }
@@ -45,7 +46,11 @@ describe('errors', () => {
     it('refuses a key the moment it is revoked', async () => {
       const { key, keyId } = await h.account();
       expect((await h.gql(`{ me { id } }`, {}, key)).errors).toBeUndefined();
-      const revoked = await h.gql(`mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`, { id: keyId }, key);
+      const revoked = await h.gql<{ revokeApiKey: { id: string; revokedAt: string | null } }>(
+        `mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`,
+        { id: keyId },
+        key,
+      );
       expect(revoked.data.revokeApiKey.revokedAt).not.toBeNull();
       expect((await h.gql(`{ me { id } }`, {}, key)).errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
     });
@@ -54,12 +59,12 @@ describe('errors', () => {
       const { key } = await h.account({ member: false });
       const res = await h.rest('/api/parse', { url, quality: '480' }, key);
       expect(res.statusCode).toBe(403);
-      expect(res.json().error.code).toBe('MEMBERSHIP_REQUIRED');
+      expect(res.json<ErrorBody>().error.code).toBe('MEMBERSHIP_REQUIRED');
       const t = await h.rest('/api/transcribe', { mediaUrl: 'https://cdn.example/a.mp3' }, key);
       expect(t.statusCode).toBe(403);
       const gql = await h.gql(`mutation { parse(input: { url: "${url}", quality: "1080" }) { id } }`, {}, key);
       expect(gql.errors?.[0].extensions.code).toBe('MEMBERSHIP_REQUIRED');
-      const me = await h.gql(`{ me { membership { active } credits { available held } } }`, {}, key);
+      const me = await h.gql<{ me: unknown }>(`{ me { membership { active } credits { available held } } }`, {}, key);
       expect(me.data.me).toEqual({ membership: null, credits: { available: 10, held: 0 } });
     });
   });
@@ -85,24 +90,24 @@ describe('errors', () => {
     ])('refuses %s with 400 INVALID_INPUT naming each field', async (_label, body, fields) => {
       const res = await h.rest('/api/parse', body, key);
       expect(res.statusCode).toBe(400);
-      const error = res.json().error;
+      const error = res.json<ErrorBody>().error;
       expect(error.code).toBe('INVALID_INPUT');
-      expect(Object.keys(error.details).sort()).toEqual([...fields].sort());
+      expect(Object.keys(error.details!).sort()).toEqual([...fields].sort());
     });
 
     it('refuses a body over 16 KiB with 400', async () => {
       const res = await h.rest('/api/parse', { url: `${url}?q=${'a'.repeat(17 * 1024)}` }, key);
       expect(res.statusCode).toBe(400);
-      expect(res.json().error.code).toBe('INVALID_INPUT');
+      expect(res.json<ErrorBody>().error.code).toBe('INVALID_INPUT');
     });
 
     it('refuses malformed JSON with 400 and a wrong content type with 415', async () => {
       const bad = await h.rest('/api/parse', '{"url": ', key);
       expect(bad.statusCode).toBe(400);
-      expect(bad.json().error.code).toBe('INVALID_INPUT');
+      expect(bad.json<ErrorBody>().error.code).toBe('INVALID_INPUT');
       const form = await h.rest('/api/parse', 'url=x', key, { 'content-type': 'application/x-www-form-urlencoded' });
       expect(form.statusCode).toBe(415);
-      expect(form.json().error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+      expect(form.json<ErrorBody>().error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
       const text = await h.rest('/api/transcribe', 'hello', key, { 'content-type': 'text/plain' });
       expect(text.statusCode).toBe(415);
     });
@@ -112,13 +117,13 @@ describe('errors', () => {
       expect(arr.statusCode).toBe(400);
       const lang = await h.rest('/api/transcribe', { mediaUrl: 'https://cdn.example/a.mp3', language: 'english please' }, key);
       expect(lang.statusCode).toBe(400);
-      expect(lang.json().error.details).toHaveProperty('language');
+      expect(lang.json<ErrorBody>().error.details).toHaveProperty('language');
       const format = await h.request('POST', '/api/transcribe?format=docx', {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
         body: JSON.stringify({ mediaUrl: 'https://cdn.example/a.mp3' }),
       });
       expect(format.statusCode).toBe(400);
-      expect(format.json().error.details).toHaveProperty('format');
+      expect(format.json<ErrorBody>().error.details).toHaveProperty('format');
     });
 
     it('gives GraphQL the same codes', async () => {
@@ -134,7 +139,7 @@ describe('errors', () => {
   it('answers unknown routes with the error body', async () => {
     const res = await h.request('GET', '/api/nope');
     expect(res.statusCode).toBe(404);
-    expect(res.json().error.code).toBe('NOT_FOUND');
+    expect(res.json<ErrorBody>().error.code).toBe('NOT_FOUND');
   });
 
   it('refuses GraphQL operations past the depth and alias limits', async () => {

@@ -11,12 +11,10 @@ import { makeMedia } from '../support/media.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 import type { ErrorCode } from '../../src/errors.js';
+import { parseBody, type GqlBody, type ParseBody } from '../support/bodies.js';
 
-const gqlRequest = (h: Harness, query: string, variables: Record<string, unknown>, key: string) =>
-  h.request('POST', '/graphql', {
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ query, variables }),
-  });
+/** A successful parse as the ledger check counts it: its job, and what it charged. */
+const charge = (p: ParseBody): [string, number] => [p.id, p.credits.charged];
 
 const PARSE = 'mutation($i: ParseInput!) { parse(input: $i) { id credits { charged balance } } }';
 const TRANSCRIBE = 'mutation($i: TranscribeInput!) { transcribe(input: $i) { id credits { charged balance } } }';
@@ -81,7 +79,7 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
     const inFlight: Promise<{ door: 'rest' | 'graphql'; res: TestResponse }>[] = Array.from({ length: 50 }, (_, i) =>
       i % 2 === 0
         ? h.rest('/api/parse', { url }, key).then((res) => ({ door: 'rest' as const, res }))
-        : gqlRequest(h, PARSE, { i: { url } }, key).then((res) => ({ door: 'graphql' as const, res })),
+        : h.graphqlRequest(PARSE, { i: { url } }, key).then((res) => ({ door: 'graphql' as const, res })),
     );
     // Kill when the first pages are being fetched (holds placed), and twice more as answers come back (captures).
     await waitFor(() => site.hits.filter((hit) => hit === 'GET /slow').length >= 10, {
@@ -108,12 +106,12 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
     const failures: ErrorCode[] = [];
     for (const { door, res } of answers) {
       if (door === 'rest') {
-        if (res.statusCode === 200) succeeded.set(res.json().id, res.json().credits.charged);
+        if (res.statusCode === 200) succeeded.set(...charge(parseBody(res)));
         else failures.push(explained(() => checkRestError(res)));
       } else {
         const codes = explained(() => checkGraphqlAnswer(res));
         if (codes.length) failures.push(...codes);
-        else succeeded.set(res.json().data.parse.id, res.json().data.parse.credits.charged);
+        else succeeded.set(...charge(res.json<GqlBody<{ parse: ParseBody }>>().data.parse));
       }
     }
     expect(succeeded.size + failures.length).toBe(50);
@@ -146,7 +144,7 @@ describe.each(kinds)('database connections killed under load (%s database)', (ki
       [accountId],
     );
     const charged = jobs.filter((j) => j.status === 'SUCCEEDED').map((j) => j.id);
-    expect(new Set(charged)).toEqual(new Set([warm.json().id, again.json().id, ...succeeded.keys()]));
+    expect(new Set(charged)).toEqual(new Set([warm.json<{ id: string }>().id, again.json<{ id: string }>().id, ...succeeded.keys()]));
     expect(jobs.filter((j) => j.status !== 'SUCCEEDED').every((j) => Number(j.credits_charged) === 0)).toBe(true);
     const snap = (await snapshot(h, [accountId])).get(accountId)!;
     checkLedger(accountId, snap);
@@ -222,7 +220,7 @@ describe('Redis stopped and started again', () => {
   });
 
   const redisWarnings = () => lines.filter((l) => l.level === 40 && /redis/i.test(l.msg));
-  const me = (key: string) => gqlRequest(h, '{ me { id } }', {}, key);
+  const me = (key: string) => h.graphqlRequest('{ me { id } }', {}, key);
 
   it('counts in this process with one warning while Redis is down, and in Redis again once it is back', async () => {
     const { key, keyId } = await h.account();
@@ -373,7 +371,7 @@ describe('bad upstreams', () => {
         const viaGraphql = await h.account({ credits: 5 });
         const [rest, graphql] = await Promise.all([
           h.rest(`/api/${operation}`, input, viaRest.key),
-          gqlRequest(h, operation === 'parse' ? PARSE : TRANSCRIBE, { i: input }, viaGraphql.key),
+          h.graphqlRequest(operation === 'parse' ? PARSE : TRANSCRIBE, { i: input }, viaGraphql.key),
         ]);
         const { status, code } = EXPECTED[fault];
         expect(rest.statusCode).toBe(status);

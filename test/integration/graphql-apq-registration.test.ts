@@ -5,6 +5,7 @@ import { jest } from '@jest/globals';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startRedis, type TestRedis } from '../support/redis-server.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import type { GqlRefusal } from '../support/bodies.js';
 
 // Gateways and redis-servers of their own, while other jest workers share the cores.
 jest.setTimeout(180_000);
@@ -119,7 +120,7 @@ describe.each(TEST_DATABASES)('who registers persisted queries, and how much (%s
     const long = () => `query ${name(3000)} { __typename }`;
     expect((await register(h, key, long())).statusCode).toBe(200);
     const refused = await register(h, key, long());
-    expect([refused.statusCode, refused.json().errors[0].extensions.code]).toEqual([429, 'RATE_LIMITED']);
+    expect([refused.statusCode, refused.json<GqlRefusal>().errors[0].extensions.code]).toEqual([429, 'RATE_LIMITED']);
   });
 });
 

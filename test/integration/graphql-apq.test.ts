@@ -4,6 +4,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { startRedis, type TestRedis } from '../support/redis-server.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { GqlRefusal } from '../support/bodies.js';
 
 // Several gateways start here, each with its database, while other jest workers share the cores.
 jest.setTimeout(120_000);
@@ -63,17 +64,21 @@ describe.each(TEST_DATABASES)('Apollo Server at /graphql (%s database)', (databa
       expect([byHash.statusCode, byHash.json()]).toEqual([200, { data: { jobs: { edges: [] } } }]);
 
       const mutation = `mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } } # ${randomUUID()}`;
-      expect((await post(h, key, { query: mutation, extensions: persisted(sha256(mutation)) })).json().errors[0].extensions.code).toBe(
-        'NOT_FOUND',
-      );
+      expect(
+        (await post(h, key, { query: mutation, extensions: persisted(sha256(mutation)) })).json<GqlRefusal>().errors[0].extensions.code,
+      ).toBe('NOT_FOUND');
       const overGet = await get(h, key, { extensions: persisted(sha256(mutation)) });
-      expect([overGet.statusCode, overGet.headers.allow, overGet.json().errors[0].extensions.code]).toEqual([405, 'POST', 'INVALID_INPUT']);
+      expect([overGet.statusCode, overGet.headers.allow, overGet.json<GqlRefusal>().errors[0].extensions.code]).toEqual([
+        405,
+        'POST',
+        'INVALID_INPUT',
+      ]);
     });
 
     it('refuses a text that is not its hash’s, and registers nothing that cannot run', async () => {
       const query = fresh();
       const wrong = await post(h, key, { query, extensions: persisted(sha256(`${query} `)) });
-      expect([wrong.statusCode, wrong.json().errors[0]]).toEqual([
+      expect([wrong.statusCode, wrong.json<GqlRefusal>().errors[0]]).toEqual([
         400,
         { message: 'provided sha does not match query', extensions: { code: 'INVALID_INPUT' } },
       ]);

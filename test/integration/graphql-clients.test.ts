@@ -7,10 +7,9 @@ import { ClientError, GraphQLClient } from 'graphql-request';
 import { createClient, type Client as WsClient } from 'graphql-ws';
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 
 /**
@@ -21,24 +20,18 @@ import { TEST_DATABASES } from '../support/test-database.js';
  * GraphQLWsLink; graphql-ws's own client does the same.
  */
 describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   beforeAll(async () => {
-    site = await startFakeSite();
+    world = await transcriptionWorld({ media: [{ path: '/talk.mp3', seconds: 20 }], openai: { msPerAudioSecond: 5 }, database });
+    ({ h, site } = world);
     site.page(
       '/watch',
       `<html><head><title>Clip</title></head><body><video src="${site.origin}/media/clip.mp4" width="640" height="360"></video></body></html>`,
     );
-    site.file('/talk.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
-    openai = await startFakeOpenAi({ msPerAudioSecond: 5 });
-    h = await transcribingHarness(site, openai, { database });
   }, 60_000);
-  afterAll(async () => {
-    await h?.close();
-    await site?.close();
-    await openai?.close();
-  });
+  afterAll(() => world?.close());
 
   const PARSE = `mutation Parse($url: String!) { parse(input: { url: $url, quality: "720" }) { media { url } credits { charged balance } } }`;
   const ME = `query Me { me { id credits { available held } } }`;
@@ -200,7 +193,8 @@ describe.each(TEST_DATABASES)('GraphQL clients (%s database)', (database) => {
 
   it('graphql-ws’s client: follows a started transcription to its end; a query over the socket is INVALID_INPUT', async () => {
     const { key, accountId } = await h.account({ credits: 2 });
-    const id = (await h.gql(START, { url: `${site.origin}/talk.mp3` }, key)).data.startTranscription.id;
+    const id = (await h.gql<{ startTranscription: { id: string } }>(START, { url: `${site.origin}/talk.mp3` }, key)).data.startTranscription
+      .id;
     const ws = wsClient(key);
     try {
       const pushes: { status: string; result: { credits: { charged: number; balance: number } } | null }[] = [];

@@ -1,5 +1,6 @@
 import { jitCounts } from '../../src/graphql/jit-executor.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import type { GqlBody } from '../support/bodies.js';
 
 // A document runs through graphql-js the first time and through its graphql-jit compiled function
 // from the second on (src/graphql/jit-executor.ts). Whatever it asks, the caller must not be able to
@@ -99,7 +100,7 @@ describe('GraphQL: compiled documents answer exactly as interpreted ones', () =>
         status: res.statusCode,
         type: res.headers['content-type'],
         cacheControl: res.headers['cache-control'],
-        body: res.json(),
+        body: res.json<GqlBody>(),
       });
     }
     // Compiled once, on the second run, and the second and third runs went through the compiled function.

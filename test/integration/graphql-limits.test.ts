@@ -2,12 +2,13 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import type { GqlBody } from '../support/bodies.js';
 
 /** What a client learns from one operation, whichever door it came through. */
 interface Outcome {
   /** The HTTP status; null over the WebSocket. */
   status: number | null;
-  data?: any;
+  data?: unknown;
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
@@ -41,7 +42,7 @@ describe('GraphQL operation limits', () => {
     ({ key } = await h.account());
     const parsed = await h.rest('/api/parse', { url: `${site.origin}/v` }, key);
     expect(parsed.statusCode).toBe(200);
-    jobId = parsed.json().id;
+    jobId = parsed.json<{ id: string }>().id;
     ws = createClient({
       url: `${h.url.replace('http', 'ws')}/graphql`,
       webSocketImpl: WebSocket,
@@ -86,7 +87,7 @@ describe('GraphQL operation limits', () => {
       expect(outcome.errors).toEqual([{ message: expect.stringMatching(only), extensions: { code: 'INVALID_INPUT' } }]);
     }
     // Nothing was made: the account still has its one key.
-    expect((await h.gql('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
+    expect((await h.gql<{ me: { apiKeys: { id: string }[] } }>('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
   });
 
   /** An operation with these variables, through a door. */
@@ -221,13 +222,13 @@ describe('the cost limit with the default limits', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify({ query, variables }),
     });
-    return { status: res.statusCode, body: res.json() };
+    return { status: res.statusCode, body: res.json<GqlBody<Record<string, unknown>>>() };
   };
   const get = async (query: string, variables: Record<string, unknown>) => {
     const res = await h.request('GET', `/graphql?${new URLSearchParams({ query, variables: JSON.stringify(variables) })}`, {
       headers: { authorization: `Bearer ${key}` },
     });
-    return { status: res.statusCode, body: res.json() };
+    return { status: res.statusCode, body: res.json<GqlBody<Record<string, unknown>>>() };
   };
   const refused = {
     status: 400,

@@ -2,6 +2,7 @@ import { serverAudits } from 'graphql-http';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createHarness, type Harness } from '../support/harness.js';
+import type { GqlError, GqlBody, GqlRefusal, Connection } from '../support/bodies.js';
 
 /**
  * The HTTP door of GraphQL (src/graphql/http-door.ts) against the GraphQL-over-HTTP specification,
@@ -75,7 +76,7 @@ describe('GraphQL over HTTP', () => {
       const res = await post(body, { accept });
       expect({ accept, status: res.statusCode }).toEqual({ accept, status: 400 });
       expect(res.headers['content-type']).toBe(`${accept}; charset=utf-8`);
-      const answer = res.json();
+      const answer = res.json<GqlRefusal>();
       expect(answer).not.toHaveProperty('data');
       expect(answer.errors).toEqual([
         expect.objectContaining({ message: expect.stringMatching(message), extensions: { code: 'INVALID_INPUT' } }),
@@ -111,13 +112,13 @@ describe('GraphQL over HTTP', () => {
       variables: '{"n":1}',
     });
     expect(query.statusCode).toBe(200);
-    expect(query.json().data.jobs.edges).toEqual([]);
+    expect(query.json<GqlBody<{ jobs: Connection<unknown> }>>().data.jobs.edges).toEqual([]);
     const badVariables = await get({ query: '{ me { id } }', variables: '{nope' });
-    expect([badVariables.statusCode, badVariables.json().errors[0].extensions.code]).toEqual([400, 'INVALID_INPUT']);
+    expect([badVariables.statusCode, badVariables.json<GqlRefusal>().errors[0].extensions.code]).toEqual([400, 'INVALID_INPUT']);
     const mutation = await get({ query: 'mutation { revokeApiKey(id: "00000000-0000-4000-8000-000000000000") { id } }' });
     expect(mutation.statusCode).toBe(405);
     expect(mutation.headers.allow).toBe('POST');
-    expect(mutation.json().errors[0]).toMatchObject({
+    expect(mutation.json<GqlRefusal>().errors[0]).toMatchObject({
       message: expect.stringMatching(/^GET requests only support query operations/),
       extensions: { code: 'INVALID_INPUT' },
     });
@@ -143,8 +144,16 @@ describe('GraphQL over HTTP', () => {
         retryAttempts: 0,
       });
       const overWs = (query: string) =>
-        new Promise<any>((resolve) =>
-          ws.subscribe({ query }, { next: (m) => resolve(m.errors), error: resolve, complete: () => resolve(null) }),
+        new Promise<readonly GqlError[]>((resolve, reject) =>
+          ws.subscribe(
+            { query },
+            {
+              next: (m) => resolve((m.errors ?? []) as readonly GqlError[]),
+              // graphql-ws ends a refused operation with its GraphQL errors.
+              error: (e) => (Array.isArray(e) ? resolve(e as GqlError[]) : reject(e)),
+              complete: () => resolve([]),
+            },
+          ),
         );
       const overHttp = async (query: string) =>
         (
@@ -152,7 +161,7 @@ describe('GraphQL over HTTP', () => {
             headers: { 'content-type': 'application/json', authorization: `Bearer ${prodKey}` },
             body: JSON.stringify({ query }),
           })
-        ).json().errors;
+        ).json<{ errors: GqlError[] }>().errors;
       try {
         for (const errors of [await overHttp('{ __schema { queryType { name } } }'), await overWs('{ __schema { queryType { name } } }')]) {
           expect(errors.length).toBeGreaterThan(0);

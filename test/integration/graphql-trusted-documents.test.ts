@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { createHarness, type Harness } from '../support/harness.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { GqlRefusal, SessionBody } from '../support/bodies.js';
 
 // The config check test starts the CLI: seconds of CPU while another jest worker shares the cores.
 jest.setTimeout(120_000);
@@ -129,8 +130,8 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
       // Anonymous callers too; GET too.
       expect((await post({}, { query: '{ __typename }' })).statusCode).toBe(400);
       expect(
-        (await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: bearer(key) })).json().errors[0]
-          .message,
+        (await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: bearer(key) })).json<GqlRefusal>()
+          .errors[0].message,
       ).toMatch(UNTRUSTED);
     });
 
@@ -222,7 +223,10 @@ describe.each(TEST_DATABASES)('trusted documents (%s database)', (database) => {
       expect(session.statusCode).toBe(200);
       const cookie = session.headers['set-cookie'].split(';')[0];
       // The page sends exactly this: the hash alone, the cookie, and its CSRF token.
-      const res = await post({ cookie, 'x-csrf-token': session.json().csrfToken }, { extensions: persisted(hash.replace(/^sha256:/, '')) });
+      const res = await post(
+        { cookie, 'x-csrf-token': session.json<SessionBody>().csrfToken },
+        { extensions: persisted(hash.replace(/^sha256:/, '')) },
+      );
       expect(res.json()).toMatchObject({ data: { me: { id: account.id, name: 'Ada', credits: { available: 4, held: 0 } } } });
     });
   });

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createHarness, type Harness } from '../support/harness.js';
+import { createHarness, type GqlAnswer, type Harness } from '../support/harness.js';
+import { factories } from '../support/factories.js';
 import { nextMillisecond } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { Connection, ErrorBody, GqlBody } from '../support/bodies.js';
 
 describe('GraphQL account area', () => {
   let h: Harness;
@@ -11,20 +13,8 @@ describe('GraphQL account area', () => {
   afterAll(() => h.close());
 
   /** A finished job without calling a provider: hold, then release. */
-  const failedJob = async (accountId: string) => {
-    const jobId = randomUUID();
-    await h.services.tasks.openJob({
-      jobId,
-      accountId,
-      apiKeyId: null,
-      operation: 'PARSE',
-      input: { n: jobId },
-      amount: 1,
-      deadlineAt: new Date(Date.now() + 60_000),
-    });
-    await h.services.tasks.fail(jobId, 'FAILED', 'NO_MEDIA_FOUND', 'none');
-    return jobId;
-  };
+  const failedJob = (accountId: string) =>
+    factories(h).job({ accountId }, { status: 'FAILED', input: { n: randomUUID() }, error: { code: 'NO_MEDIA_FOUND', message: 'none' } });
 
   it('pages jobs with cursors that stay correct when rows arrive between pages', async () => {
     const { key, accountId } = await h.account({ credits: 10 });
@@ -36,19 +26,19 @@ describe('GraphQL account area', () => {
     }
     const newestFirst = [...ids].reverse();
     const page = (after: string | null) =>
-      h.gql(
+      h.gql<{ jobs: Connection<{ id: string; status: string }> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>(
         `query($after: String) { jobs(first: 2, after: $after) { edges { cursor node { id status } } pageInfo { hasNextPage endCursor } } }`,
         { after },
         key,
       );
     const p1 = (await page(null)).data.jobs;
-    expect(p1.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(0, 2));
+    expect(p1.edges.map((e) => e.node.id)).toEqual(newestFirst.slice(0, 2));
     expect(p1.pageInfo.hasNextPage).toBe(true);
     await failedJob(accountId); // arrives between pages: must not shift the next page
     const p2 = (await page(p1.pageInfo.endCursor)).data.jobs;
-    expect(p2.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(2, 4));
+    expect(p2.edges.map((e) => e.node.id)).toEqual(newestFirst.slice(2, 4));
     const p3 = (await page(p2.pageInfo.endCursor)).data.jobs;
-    expect(p3.edges.map((e: any) => e.node.id)).toEqual(newestFirst.slice(4));
+    expect(p3.edges.map((e) => e.node.id)).toEqual(newestFirst.slice(4));
     expect(p3.pageInfo.hasNextPage).toBe(false);
     const bad = await h.gql(`{ jobs(after: "nonsense") { edges { cursor } } }`, {}, key);
     expect(bad.errors?.[0].extensions.code).toBe('INVALID_INPUT');
@@ -76,13 +66,15 @@ describe('GraphQL account area', () => {
       const seen: string[] = [];
       let after: string | null = null;
       for (let page = 0; page <= total; page++) {
-        const res: any = await h.gql(
+        const res: GqlAnswer<
+          Record<string, Connection<{ id: string }> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } }>
+        > = await h.gql(
           `query($after: String) { ${field}(first: 1, after: $after${args}) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`,
           { after },
           key,
         );
         expect(res.errors).toBeUndefined();
-        seen.push(...res.data[field].edges.map((e: any) => String(e.node.id)));
+        seen.push(...res.data[field].edges.map((e) => String(e.node.id)));
         if (!res.data[field].pageInfo.hasNextPage) break;
         after = res.data[field].pageInfo.endCursor;
       }
@@ -101,12 +93,12 @@ describe('GraphQL account area', () => {
     const other = await h.account({ credits: 4 });
     const otherJob = await failedJob(other.accountId);
     await failedJob(me.accountId);
-    const holds = await h.gql(
+    const holds = await h.gql<{ creditHistory: Connection<{ kind: string; amount: number; availableDelta: number; heldDelta: number }> }>(
       `{ creditHistory(kinds: [HOLD, RELEASE]) { edges { node { kind amount availableDelta heldDelta jobId } } } }`,
       {},
       me.key,
     );
-    expect(holds.data.creditHistory.edges.map((e: any) => [e.node.kind, e.node.amount, e.node.availableDelta, e.node.heldDelta])).toEqual([
+    expect(holds.data.creditHistory.edges.map((e) => [e.node.kind, e.node.amount, e.node.availableDelta, e.node.heldDelta])).toEqual([
       ['RELEASE', 1, 1, -1],
       ['HOLD', 1, -1, 1],
     ]);
@@ -120,7 +112,7 @@ describe('GraphQL account area', () => {
 
   it('creates keys shown once, lists them without secrets, and limits a key to its scopes', async () => {
     const { key } = await h.account();
-    const created = await h.gql(
+    const created = await h.gql<{ createApiKey: { key: string; apiKey: unknown } }>(
       `mutation { createApiKey(name: "reader", scopes: ["read"]) { key apiKey { id name scopes createdAt lastUsedAt revokedAt } } }`,
       {},
       key,
@@ -129,14 +121,14 @@ describe('GraphQL account area', () => {
     const reader = created.data.createApiKey;
     expect(reader.key).toMatch(/^mg_live_/);
     expect(reader.apiKey).toMatchObject({ name: 'reader', scopes: ['read'], lastUsedAt: null, revokedAt: null });
-    const listed = await h.gql(`{ apiKeys { id name scopes last4 } }`, {}, key);
-    expect(listed.data.apiKeys.map((k: any) => k.name)).toEqual(['test', 'reader']);
+    const listed = await h.gql<{ apiKeys: { id: string; name: string }[] }>(`{ apiKeys { id name scopes last4 } }`, {}, key);
+    expect(listed.data.apiKeys.map((k) => k.name)).toEqual(['test', 'reader']);
     expect(JSON.stringify(listed)).not.toContain(reader.key);
     // The read-only key may read but not work, nor mint itself more power.
     expect((await h.gql(`{ me { id } }`, {}, reader.key)).errors).toBeUndefined();
     const parse = await h.rest('/api/parse', { url: 'https://video.example/x' }, reader.key);
     expect(parse.statusCode).toBe(403);
-    expect(parse.json().error.code).toBe('FORBIDDEN');
+    expect(parse.json<ErrorBody>().error.code).toBe('FORBIDDEN');
     const escalate = await h.gql(`mutation { createApiKey(scopes: ["parse"]) { key } }`, {}, reader.key);
     expect(escalate.errors?.[0].extensions.code).toBe('FORBIDDEN');
     const unknownScope = await h.gql(`mutation { createApiKey(scopes: ["root"]) { key } }`, {}, key);
@@ -153,7 +145,11 @@ describe('GraphQL account area', () => {
     } finally {
       await prod.close();
     }
-    const dev = await h.gql('{ __schema { queryType { name } } }', {}, (await h.account()).key);
+    const dev = await h.gql<{ __schema: { queryType: { name: string } } }>(
+      '{ __schema { queryType { name } } }',
+      {},
+      (await h.account()).key,
+    );
     expect(dev.data.__schema.queryType.name).toBe('Query');
   });
 
@@ -162,7 +158,7 @@ describe('GraphQL account area', () => {
     const get = (q: string) => h.request('GET', `/graphql?query=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${key}` } });
     const query = await get('{ me { id } }');
     expect(query.statusCode).toBe(200);
-    expect(query.json().data.me.id).toBe(accountId);
+    expect(query.json<GqlBody<{ me: { id: string } }>>().data.me.id).toBe(accountId);
     // A caller's own data: no cache along the way may keep it.
     expect(query.headers['cache-control']).toBe('no-store');
     const mutation = await get('mutation { createApiKey(name: "via-get") { key } }');

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
+import type { ParseBody, ErrorBody } from '../support/bodies.js';
 
 /** What one hostile parse cost the gateway: wall time, and the process's peak RSS and heap above where they started. */
 interface Cost {
@@ -103,7 +104,7 @@ describe('hostile pages that hide media', () => {
     const rest = await measured(name, () => h.rest('/api/parse', { url: url(name) }, key));
     expect(performance.now() - started).toBeLessThan(5000);
     expect(rest.statusCode).toBe(422);
-    expect(rest.json().error.code).toBe('NO_MEDIA_FOUND');
+    expect(rest.json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
     const gql = await h.gql('mutation($u: String!) { parse(input: { url: $u }) { media { url } } }', { u: url(name) }, key);
     expect(gql.errors?.[0]?.extensions?.code).toBe('NO_MEDIA_FOUND');
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
@@ -115,9 +116,9 @@ describe('hostile pages that hide media', () => {
     const { key, accountId } = await h.account({ credits: 3 });
     const rest = await measured(name, () => h.rest('/api/parse', { url: url(name) }, key));
     expect(rest.statusCode).toBe(200);
-    expect(path(rest.json().media.url)).toBe(file);
-    expect(rest.json().credits).toEqual({ charged: 1, balance: 2 });
-    const gql = await h.gql(
+    expect(path(rest.json<ParseBody>().media.url)).toBe(file);
+    expect(rest.json<ParseBody>().credits).toEqual({ charged: 1, balance: 2 });
+    const gql = await h.gql<{ parse: ParseBody }>(
       'mutation($u: String!) { parse(input: { url: $u }) { media { url height } credits { charged } } }',
       { u: url(name) },
       key,

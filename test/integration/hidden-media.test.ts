@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
+import { type ParseBody, parseBody } from '../support/bodies.js';
 
 /** A page that names its media only where players and social tags do not, and what a person expects of it (mode auto, quality 1080). */
 interface HiddenPage {
@@ -105,9 +106,9 @@ describe('the built-in reader on pages that hide their media', () => {
     const before = site.hits.length;
     const rest = await h.rest('/api/parse', input, a.key);
     expect(rest.statusCode).toBe(200);
-    const gql = await h.gql(PARSE, { input }, b.key);
+    const gql = await h.gql<{ parse: ParseBody }>(PARSE, { input }, b.key);
     expect(gql.errors).toBeUndefined();
-    for (const body of [rest.json(), gql.data.parse]) {
+    for (const body of [parseBody(rest), gql.data.parse]) {
       expect(path(body.media.url)).toBe(page.url);
       expect(body.media.kind).toBe(page.kind);
       // Read, not guessed: the file's own size and length.
@@ -127,12 +128,12 @@ describe('the built-in reader on pages that hide their media', () => {
     const { key } = await h.account({ credits: 2 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/hidden/nextjs-next-data.html`, quality: '720' }, key);
     expect(res.statusCode).toBe(200);
-    expect(path(res.json().media.url)).toBe('/media/av-720.mp4');
-    expect(res.json().alternatives.map((x: { url: string }) => path(x.url))).toContain('/media/av-1080.mp4');
+    expect(path(res.json<ParseBody>().media.url)).toBe('/media/av-720.mp4');
+    expect(res.json<ParseBody>().alternatives.map((x: { url: string }) => path(x.url))).toContain('/media/av-1080.mp4');
     const audio = await h.rest('/api/parse', { url: `${site.origin}/hidden/amp-story.html`, mode: 'audio' }, key);
     expect(audio.statusCode).toBe(200);
     // Asked for audio, the story's background track is its media.
-    expect(path(audio.json().media.url)).toBe('/media/audio.mp3');
-    expect(audio.json().media.kind).toBe('audio');
+    expect(path(audio.json<ParseBody>().media.url)).toBe('/media/audio.mp3');
+    expect(audio.json<ParseBody>().media.kind).toBe('audio');
   });
 });

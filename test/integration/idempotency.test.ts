@@ -1,6 +1,7 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import type { ErrorBody } from '../support/bodies.js';
 
 describe('idempotency keys', () => {
   let h: Harness;
@@ -29,12 +30,12 @@ describe('idempotency keys', () => {
     const again = await h.rest('/api/parse', { quality: '1080', url: `${site.origin}/v` }, key, { 'idempotency-key': 'order-1' });
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual(first.json());
-    const gql = await h.gql(
+    const gql = await h.gql<{ parse: unknown }>(
       `mutation { parse(input: { url: "${site.origin}/v" }, idempotencyKey: "order-1") { id credits { charged balance } } }`,
       {},
       key,
     );
-    expect(gql.data.parse).toEqual({ id: first.json().id, credits: { charged: 1, balance: 4 } });
+    expect(gql.data.parse).toEqual({ id: first.json<{ id: string }>().id, credits: { charged: 1, balance: 4 } });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
     expect((await h.repositories.jobs.list(accountId, 10, null)).edges).toHaveLength(1);
   });
@@ -45,7 +46,7 @@ describe('idempotency keys', () => {
     await h.rest('/api/parse', { url: `${site.origin}/v` }, a.key, { 'idempotency-key': 'k' });
     const other = await h.rest('/api/parse', { url: `${site.origin}/w` }, a.key, { 'idempotency-key': 'k' });
     expect(other.statusCode).toBe(422);
-    expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(other.json<ErrorBody>().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     const elsewhere = await h.rest('/api/parse', { url: `${site.origin}/w` }, b.key, { 'idempotency-key': 'k' });
     expect(elsewhere.statusCode).toBe(200);
     expect(await h.balance(a.accountId)).toEqual({ available: 4, held: 0 });
@@ -58,7 +59,7 @@ describe('idempotency keys', () => {
     await waitFor(() => site.hits.includes('GET /slow'), { describe: 'the first request to reach the page', interval: 20 });
     const second = await h.rest('/api/parse', { url: `${site.origin}/slow` }, key, { 'idempotency-key': 'slow-1' });
     expect(second.statusCode).toBe(409);
-    expect(second.json().error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+    expect(second.json<ErrorBody>().error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
     release();
     expect((await first).statusCode).toBe(200);
     const third = await h.rest('/api/parse', { url: `${site.origin}/slow` }, key, { 'idempotency-key': 'slow-1' });
@@ -76,7 +77,7 @@ describe('idempotency keys', () => {
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
     const bad = await h.rest('/api/parse', { url: `${site.origin}/v` }, key, { 'idempotency-key': 'has space' });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().error.details).toHaveProperty('idempotencyKey');
+    expect(bad.json<ErrorBody>().error.details).toHaveProperty('idempotencyKey');
   });
 
   it('charges exactly once when many twins race with one key', async () => {

@@ -7,16 +7,14 @@ import { pino } from 'pino';
 import WebSocket from 'ws';
 import { LISTENER_NAME } from '../../src/db/notifications.js';
 import { createHttpApp, openOrm, createServices } from '../../src/root.js';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type FakeOpenAi, type TranscriptionWorld } from '../support/world.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 
 const DATABASES = TEST_DATABASES;
 
-type Fake = Awaited<ReturnType<typeof startFakeOpenAi>>;
 type Push = { status: string; progress: number };
 
 const until = (what: string, done: () => boolean | Promise<boolean>, ms = 15_000) =>
@@ -60,25 +58,21 @@ function subscribe(h: Harness, key: string, id: string) {
 }
 
 describe.each(DATABASES)('job updates pushed by the database (%s database)', (database) => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
   /** Answers after 20 ms per second of audio (1.5 s for the talk); while `stall` is set, only after a minute. */
-  let openai: Fake;
+  let openai: FakeOpenAi;
   let stall = false;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-    openai = await startFakeOpenAi({
-      msPerAudioSecond: 20,
-      respond: () => (stall ? { status: 500, body: {}, delayMs: 60_000 } : undefined),
+    world = await transcriptionWorld({
+      media: [{ path: '/talk.mp3', seconds: 75 }],
+      openai: { msPerAudioSecond: 20, respond: () => (stall ? { status: 500, body: {}, delayMs: 60_000 } : undefined) },
+      database,
     });
-    h = await transcribingHarness(site, openai, { database });
+    ({ h, site, openai } = world);
   }, 60_000);
-  afterAll(async () => {
-    await h?.close();
-    await site?.close();
-    await openai?.close();
-  });
+  afterAll(() => world?.close());
 
   it('a cancel made through another instance stops the provider request here within 200 ms, and releases the credits', async () => {
     const other = await secondInstance(h);
@@ -90,7 +84,7 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
         prefer: 'respond-async',
       });
       expect(started.statusCode).toBe(202);
-      const id = started.json().id;
+      const id = started.json<{ id: string }>().id;
       await until('the provider request', () => openai.requests.length > before);
       const request = openai.requests[before];
       expect(await h.balance(accountId)).toEqual({ available: 3, held: 2 });
@@ -105,7 +99,11 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
         }),
       });
       const answeredAt = performance.now();
-      expect(((await canceled.json()) as any).data.cancelJob).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0 });
+      expect(((await canceled.json()) as { data: { cancelJob: unknown } }).data.cancelJob).toEqual({
+        status: 'CANCELED',
+        creditsHeld: 0,
+        creditsCharged: 0,
+      });
 
       await until('the provider request to close', () => request.closedAt !== null, 5_000);
       const ms = request.closedAt! - answeredAt;
@@ -114,8 +112,9 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
       );
       expect(ms).toBeLessThan(200);
 
-      const job = (await h.gql(`query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, key)).data
-        .job;
+      const job = (
+        await h.gql<{ job: unknown }>(`query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged error { code } } }`, { id }, key)
+      ).data.job;
       expect(job).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, error: { code: 'CANCELED' } });
       expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
       expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
@@ -127,7 +126,7 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
 
   it('pushes a job’s changes over jobUpdated: RUNNING with its progress, then SUCCEEDED', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3` } },
       key,
@@ -156,20 +155,15 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
 // Only PostgreSQL has a listening connection to lose (the embedded database hands its notifications over in-process).
 if (process.env.DATABASE_URL) {
   describe('job updates after the listening connection is lost (PostgreSQL)', () => {
+    let world: TranscriptionWorld;
     let h: Harness;
     let site: FakeSite;
-    let openai: Fake;
+    let openai: FakeOpenAi;
     beforeAll(async () => {
-      site = await startFakeSite();
-      site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-      openai = await startFakeOpenAi({ msPerAudioSecond: 20 });
-      h = await transcribingHarness(site, openai);
+      world = await transcriptionWorld({ media: [{ path: '/talk.mp3', seconds: 75 }], openai: { msPerAudioSecond: 20 } });
+      ({ h, site, openai } = world);
     }, 60_000);
-    afterAll(async () => {
-      await h?.close();
-      await site?.close();
-      await openai?.close();
-    });
+    afterAll(() => world?.close());
 
     // Well under the 30 s backstop: the final state must come from the reconnection's re-read.
     it('re-reads after reconnecting, so a subscriber gets the final state reached while nobody listened', async () => {
@@ -183,7 +177,7 @@ if (process.env.DATABASE_URL) {
       const { key } = await h.account({ credits: 5 });
       const before = openai.requests.length;
       const id = (
-        await h.gql(
+        await h.gql<{ startTranscription: { id: string } }>(
           `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
           { i: { mediaUrl: `${site.origin}/talk.mp3` } },
           key,

@@ -1,42 +1,54 @@
 import { randomUUID } from 'node:crypto';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { makeMedia } from '../support/media.js';
+import type { Harness } from '../support/harness.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { pino } from 'pino';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { OPERATOR } from '../../src/modules/principal.js';
+import {
+  jobBody,
+  type GqlError,
+  type JobBody,
+  type TranscriptionBody,
+  type ErrorBody,
+  type ParseBody,
+  parseBody,
+  transcriptionBody,
+} from '../support/bodies.js';
+
+/** The codes of the errors a graphql-ws subscription ended with (its `error` callback gets the GraphQL errors, or an event). */
+const codesOf = (e: unknown) => (Array.isArray(e) ? (e as GqlError[]).map((x) => x.extensions?.code) : e);
 
 describe('queued transcriptions (startTranscription, Prefer: respond-async, cancelJob)', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 75 }), 'audio/mpeg');
-    site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
-    site.page(
-      '/watch',
-      `<html><head><title>A talk at the bay</title></head><body><video><source src="/clip.mp4" type='video/mp4; codecs="avc1.42c01f, mp4a.40.2"'></video></body></html>`,
-    );
+    world = await transcriptionWorld({
+      media: [
+        { path: '/talk.mp3', seconds: 75 },
+        { path: '/clip.mp4', seconds: 2, video: true },
+      ],
+      pages: {
+        '/watch': { title: 'A talk at the bay', video: { src: '/clip.mp4', type: 'video/mp4; codecs="avc1.42c01f, mp4a.40.2"' } },
+      },
+    });
+    ({ h, site } = world);
     // Media whose download never finishes: the job stays RUNNING until canceled.
     site.endless('/endless.mp3', 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai);
   });
-  afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
   const JOB = `query($id: ID!) { job(id: $id) { id status progress creditsHeld creditsCharged error { code } result } }`;
-  const untilJob = (key: string, id: string, done: (job: any) => boolean) =>
+  type Job = Pick<JobBody<TranscriptionBody>, 'id' | 'status' | 'progress' | 'creditsHeld' | 'creditsCharged' | 'result'> & {
+    error: { code: string } | null;
+  };
+  const untilJob = (key: string, id: string, done: (job: Job) => boolean) =>
     waitFor(
       async () => {
-        const job = (await h.gql(JOB, { id }, key)).data.job;
+        const job = (await h.gql<{ job: Job }>(JOB, { id }, key)).data.job;
         if (!done(job)) throw new Error(`job ${id} is ${JSON.stringify(job)}`);
         return job;
       },
@@ -45,7 +57,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
 
   it('queues through GraphQL, holds at once, and charges on success', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string; status: string; creditsHeld: number; operation: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld operation } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3` } },
       key,
@@ -55,34 +67,34 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(['QUEUED', 'RUNNING']).toContain(started.data.startTranscription.status);
     const job = await untilJob(key, started.data.startTranscription.id, (j) => j.status === 'SUCCEEDED' || j.status === 'FAILED');
     expect(job).toMatchObject({ status: 'SUCCEEDED', progress: 1, creditsHeld: 0, creditsCharged: 2, error: null });
-    expect(job.result.segments.length).toBeGreaterThan(0);
+    expect(job.result?.segments.length).toBeGreaterThan(0);
     expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
   });
 
   const auth = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
   /** Polls GET Location, as a REST client does, until the job is where `done` wants it. */
-  const poll = async (key: string, location: string, done: (job: any) => boolean) => {
+  const poll = async (key: string, location: string, done: (job: JobBody<TranscriptionBody>) => boolean) => {
     // Any answer but 200 ends the polling, and fails below.
     const res = await waitFor(
       async () => {
         const res = await h.request('GET', location, auth(key));
-        if (res.statusCode === 200 && !done(res.json())) throw new Error(`${location} is ${res.body}`);
+        if (res.statusCode === 200 && !done(jobBody<TranscriptionBody>(res))) throw new Error(`${location} is ${res.body}`);
         return res;
       },
       { describe: `${location} to reach the expected state`, timeout: 15_000, interval: 100 },
     );
     expect(res.statusCode).toBe(200);
-    return res.json();
+    return jobBody<TranscriptionBody>(res);
   };
-  const finished = (j: any) => ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(j.status);
+  const finished = (j: { status: string }) => ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(j.status);
 
   it('answers Prefer: respond-async with 202, a Location to poll, and the job', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
     const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key, { prefer: 'respond-async' });
     expect(res.statusCode).toBe(202);
     expect(res.headers['preference-applied']).toBe('respond-async');
-    const body = res.json();
+    const body = jobBody<TranscriptionBody>(res);
     expect(res.headers.location).toBe(`/api/jobs/${body.id}`);
     expect(body).toMatchObject({ status: 'QUEUED', creditsHeld: 1, creditsCharged: 0, result: null });
     const polled = await poll(key, res.headers.location, finished);
@@ -95,7 +107,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       provider: 'openai',
       credits: { charged: 2, balance: 3 },
     });
-    expect(polled.result.segments.length).toBeGreaterThan(0);
+    expect(polled.result?.segments.length).toBeGreaterThan(0);
     expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 3, held: 0 });
     const srt = await h.request('GET', `/api/transcriptions/${body.id}.srt`, { headers: { authorization: `Bearer ${key}` } });
@@ -104,7 +116,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
 
   it('cancels a running job: its hold is released, nothing is charged, and a finished job stays as it is', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/endless.mp3` } },
       key,
@@ -112,14 +124,14 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const id = started.data.startTranscription.id;
     await untilJob(key, id, (j) => j.status === 'RUNNING');
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
-    const canceled = await h.gql(
+    const canceled = await h.gql<{ cancelJob: unknown }>(
       `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`,
       { id },
       key,
     );
     expect(canceled.data.cancelJob).toEqual({ status: 'CANCELED', creditsHeld: 0, creditsCharged: 0, error: { code: 'CANCELED' } });
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
-    const again = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, key);
+    const again = await h.gql<{ cancelJob: { status: string } }>(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, key);
     expect(again.data.cancelJob.status).toBe('CANCELED');
     expect(await h.ledgerSums(accountId)).toEqual({ available: 5, held: 0 });
     const other = await h.account();
@@ -132,15 +144,15 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const { key } = await h.account({ credits: 10 });
     const parsed = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(parsed.statusCode).toBe(200);
-    expect(parsed.json().credits).toEqual({ charged: 1, balance: 9 });
+    expect(parsed.json<ParseBody>().credits).toEqual({ charged: 1, balance: 9 });
     const transcribed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3` }, key);
     expect(transcribed.statusCode).toBe(200);
-    expect(transcribed.json().credits).toEqual({ charged: 2, balance: 7 });
+    expect(transcribed.json<TranscriptionBody>().credits).toEqual({ charged: 2, balance: 7 });
     // Read after both: the parse's result keeps 9, not today's 7.
-    for (const answer of [parsed.json(), transcribed.json()]) {
+    for (const answer of [parseBody(parsed), transcriptionBody(transcribed)]) {
       const rest = await h.request('GET', `/api/jobs/${answer.id}`, auth(key));
-      expect(rest.json().result).toEqual(answer);
-      const gql = await h.gql(`query($id: ID!) { job(id: $id) { result } }`, { id: answer.id }, key);
+      expect(jobBody(rest).result).toEqual(answer);
+      const gql = await h.gql<{ job: { result: unknown } }>(`query($id: ID!) { job(id: $id) { result } }`, { id: answer.id }, key);
       expect(gql.data.job.result).toEqual(answer);
     }
   });
@@ -149,7 +161,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     const { key, accountId } = await h.account({ credits: 5 });
     const started = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/endless.mp3` }, key, { prefer: 'respond-async' });
     expect(started.statusCode).toBe(202);
-    const id = started.json().id;
+    const id = started.json<{ id: string }>().id;
     await poll(key, started.headers.location, (j) => j.status === 'RUNNING');
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
 
@@ -162,16 +174,16 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(viaGraphql.errors?.[0]).toMatchObject({ message: 'No such job.', extensions: { code: 'NOT_FOUND' } });
     for (const path of [`/api/jobs/${randomUUID()}/cancel`, '/api/jobs/not-a-job/cancel']) {
       const unknown = await h.request('POST', path, auth(key));
-      expect([unknown.statusCode, unknown.json().error.code]).toEqual([404, 'NOT_FOUND']);
+      expect([unknown.statusCode, unknown.json<ErrorBody>().error.code]).toEqual([404, 'NOT_FOUND']);
     }
     const anonymous = await h.request('POST', `/api/jobs/${id}/cancel`);
-    expect([anonymous.statusCode, anonymous.json().error.code]).toEqual([401, 'UNAUTHENTICATED']);
+    expect([anonymous.statusCode, anonymous.json<ErrorBody>().error.code]).toEqual([401, 'UNAUTHENTICATED']);
     // A key of the owner's without the scope: FORBIDDEN through both doors, with the same words.
     const parseOnly = (await h.services.apiKeys.create(OPERATOR, accountId, 'parse only', ['parse'])).key;
     const unscoped = await h.request('POST', `/api/jobs/${id}/cancel`, auth(parseOnly));
-    expect([unscoped.statusCode, unscoped.json().error.code]).toEqual([403, 'FORBIDDEN']);
+    expect([unscoped.statusCode, unscoped.json<ErrorBody>().error.code]).toEqual([403, 'FORBIDDEN']);
     const unscopedGql = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, parseOnly);
-    expect(unscopedGql.errors?.[0]).toMatchObject({ message: unscoped.json().error.message, extensions: { code: 'FORBIDDEN' } });
+    expect(unscopedGql.errors?.[0]).toMatchObject({ message: unscoped.json<ErrorBody>().error.message, extensions: { code: 'FORBIDDEN' } });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
 
     const canceled = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
@@ -199,11 +211,11 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
     expect(done.statusCode).toBe(200);
     const failed = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key, { prefer: 'respond-async' });
     await poll(key, failed.headers.location, finished);
-    for (const id of [done.json().id, failed.json().id]) {
-      const before = (await h.request('GET', `/api/jobs/${id}`, auth(key))).json();
+    for (const id of [done.json<{ id: string }>().id, failed.json<{ id: string }>().id]) {
+      const before = jobBody(await h.request('GET', `/api/jobs/${id}`, auth(key)));
       const rest = await h.request('POST', `/api/jobs/${id}/cancel`, auth(key));
       expect([rest.statusCode, rest.json()]).toEqual([200, before]);
-      const gql = await h.gql(
+      const gql = await h.gql<{ cancelJob: unknown }>(
         `mutation($id: ID!) { cancelJob(id: $id) { id status creditsCharged error { code message } result } }`,
         { id },
         key,
@@ -216,12 +228,12 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
         result: before.result,
       });
     }
-    expect(done.json().credits).toEqual({ charged: 2, balance: 3 });
-    expect((await h.request('GET', `/api/jobs/${done.json().id}`, auth(key))).json()).toMatchObject({
+    expect(transcriptionBody(done).credits).toEqual({ charged: 2, balance: 3 });
+    expect((await h.request('GET', `/api/jobs/${done.json<{ id: string }>().id}`, auth(key))).json()).toMatchObject({
       status: 'SUCCEEDED',
       result: done.json(),
     });
-    expect((await h.request('GET', `/api/jobs/${failed.json().id}`, auth(key))).json()).toMatchObject({
+    expect((await h.request('GET', `/api/jobs/${failed.json<{ id: string }>().id}`, auth(key))).json()).toMatchObject({
       status: 'FAILED',
       error: { code: 'CONTENT_UNAVAILABLE' },
     });
@@ -232,7 +244,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
   it('streams a job’s changes over the jobUpdated subscription (graphql-ws), ending with its final state', async () => {
     const { key } = await h.account({ credits: 5 });
     const id = (
-      await h.gql(
+      await h.gql<{ startTranscription: { id: string } }>(
         `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
         { i: { mediaUrl: `${site.origin}/talk.mp3` } },
         key,
@@ -249,7 +261,11 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       await new Promise<void>((resolve, reject) => {
         client.subscribe(
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { status progress creditsCharged } }`, variables: { id } },
-          { next: (msg) => void seen.push((msg.data as any).jobUpdated), error: reject, complete: resolve },
+          {
+            next: (msg) => void seen.push((msg.data as { jobUpdated: { status: string; progress: number } }).jobUpdated),
+            error: reject,
+            complete: resolve,
+          },
         );
       });
       expect(seen.at(-1)).toEqual({ status: 'SUCCEEDED', progress: 1, creditsCharged: 2 });
@@ -268,7 +284,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, variables: { id } },
           {
             next: (msg) => resolve(msg.errors?.map((e) => e.extensions?.code)),
-            error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e),
+            error: (e) => resolve(codesOf(e)),
             complete: () => resolve('completed'),
           },
         );
@@ -281,7 +297,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
           { query: `subscription($id: ID!) { jobUpdated(id: $id) { ${fields} } }`, variables: { id } },
           {
             next: () => resolve('next'),
-            error: (e) => resolve((e as any[]).map?.((x) => x.extensions?.code) ?? e),
+            error: (e) => resolve(codesOf(e)),
             complete: () => resolve('completed'),
           },
         );
@@ -302,7 +318,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       req.socket.on('close', () => void (closed = true));
     });
     const id = (
-      await h.gql(
+      await h.gql<{ startTranscription: { id: string } }>(
         `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
         { i: { mediaUrl: `${site.origin}/endless-2.mp3` } },
         key,
@@ -336,9 +352,8 @@ describe('why a queued job failed', () => {
         done();
       },
     });
-    const site = await startFakeSite();
-    const openai = await startFakeOpenAi();
-    const h = await transcribingHarness(site, openai, { logger: pino({ level: 'info' }, sink) });
+    const world = await transcriptionWorld({ logger: pino({ level: 'info' }, sink) });
+    const { h, site } = world;
     try {
       const { key } = await h.account({ credits: 5 });
       const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/gone.mp3` }, key, {
@@ -347,10 +362,10 @@ describe('why a queued job failed', () => {
       });
       expect(res.statusCode).toBe(202);
       expect(res.headers['x-request-id']).toBe('client-req-42');
-      const id = res.json().id;
+      const id = res.json<{ id: string }>().id;
       const job = await waitFor(
         async () => {
-          const seen = (await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } })).json();
+          const seen = jobBody(await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } }));
           if (seen.status !== 'FAILED') throw new Error(`job ${id} is ${JSON.stringify(seen)}`);
           return seen;
         },
@@ -369,9 +384,7 @@ describe('why a queued job failed', () => {
         reason: 'The media URL answered 404.',
       });
     } finally {
-      await h.close();
-      await site.close();
-      await openai.close();
+      await world.close();
     }
   });
 });

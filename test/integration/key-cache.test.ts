@@ -72,7 +72,7 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
   });
 
   const me = async (key: string) => {
-    const r = await h.gql(`{ me { id } }`, {}, key);
+    const r = await h.gql<{ me: { id: string } }>(`{ me { id } }`, {}, key);
     return r.errors ? r.errors[0].extensions.code : r.data.me.id;
   };
 
@@ -81,7 +81,11 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
     try {
       const { key, keyId, accountId } = await h.account({ credits: 5 });
       expect((await parseThrough('rest', deafOne.url, key, page)).status).toBe(200);
-      const revoked = await h.gql(`mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`, { id: keyId }, key);
+      const revoked = await h.gql<{ revokeApiKey: { revokedAt: string | null } }>(
+        `mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`,
+        { id: keyId },
+        key,
+      );
       expect(revoked.data.revokeApiKey.revokedAt).not.toBeNull();
       // The state this test is about: the deaf instance still trusts its cached key for reading.
       expect(await deafOne.me(key)).toBe(accountId);
@@ -139,7 +143,8 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
 
     // Rotating the webhook secret: the same.
     const rotator = await heardAccount(h, { credits: 5 });
-    const secret = (await h.gql(`{ webhookSecret { secret } }`, {}, rotator.key)).data.webhookSecret.secret;
+    const secret = (await h.gql<{ webhookSecret: { secret: string } }>(`{ webhookSecret { secret } }`, {}, rotator.key)).data.webhookSecret
+      .secret;
     const row = await secretRowOf(rotator.accountId);
     await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [rotator.keyId]);
     expect(await me(rotator.key)).toBe(rotator.accountId);
@@ -153,11 +158,20 @@ describe.each(DATABASES)('API key cache (%s database)', (database) => {
 
     // A live key still does both.
     const live = await h.account({ credits: 5 });
-    expect((await h.gql(`mutation { createApiKey(name: "second") { apiKey { name } } }`, {}, live.key)).data.createApiKey.apiKey.name).toBe(
-      'second',
-    );
+    expect(
+      (
+        await h.gql<{ createApiKey: { apiKey: { name: string } } }>(
+          `mutation { createApiKey(name: "second") { apiKey { name } } }`,
+          {},
+          live.key,
+        )
+      ).data.createApiKey.apiKey.name,
+    ).toBe('second');
     expect(await keysOf(live.accountId)).toBe(2);
-    expect((await h.gql(`mutation { rotateWebhookSecret { secret } }`, {}, live.key)).data.rotateWebhookSecret.secret).toMatch(/^whsec_/);
+    expect(
+      (await h.gql<{ rotateWebhookSecret: { secret: string } }>(`mutation { rotateWebhookSecret { secret } }`, {}, live.key)).data
+        .rotateWebhookSecret.secret,
+    ).toMatch(/^whsec_/);
     expect(secret).toMatch(/^whsec_/);
   });
 

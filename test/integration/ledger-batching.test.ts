@@ -71,7 +71,7 @@ describe.each(DATABASES.flatMap((database) => MODES.map(([mode, windowMs]) => [m
       const broke = await h.account({ credits: 0 });
       const revoked = await heardAccount(h, { credits: 5 });
       // This instance has the key cached, and never hears that it is revoked: the hold itself must refuse it.
-      expect((await h.gql(`{ me { id } }`, {}, revoked.key)).data.me.id).toBe(revoked.accountId);
+      expect((await h.gql<{ me: { id: string } }>(`{ me { id } }`, {}, revoked.key)).data.me.id).toBe(revoked.accountId);
       await changeUnheard(h, `update api_key set revoked_at = now() where id = $1`, [revoked.keyId]);
 
       const plan = [

@@ -7,6 +7,7 @@ import { createHarness, type Harness } from '../support/harness.js';
 import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
+import type { ParseBody } from '../support/bodies.js';
 
 /**
  * Ordinary pages (og:video with a plain type, nothing of size or length) through both doors: the
@@ -116,7 +117,7 @@ describe.each(TEST_DATABASES)('media read in process (%s database)', (database) 
       expect(res.statusCode).toBe(200);
       answer = res.json();
     } else {
-      const res = await h.gql(PARSE, { input: { url } }, key);
+      const res = await h.gql<{ parse: ParseBody }>(PARSE, { input: { url } }, key);
       expect(res.errors).toBeUndefined();
       answer = res.data.parse;
     }

@@ -2,6 +2,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { ConfigError } from '../../src/config.js';
 import { createHarness } from '../support/harness.js';
 import { startFakeSite } from '../fakes/site.fake.js';
+import type { ErrorBody } from '../support/bodies.js';
 
 /** A port free a moment ago. */
 const freePort = () =>
@@ -48,7 +49,7 @@ describe('metrics', () => {
       expect((await h.gql('{ me { id } }', {}, key)).status).toBe(200);
       // The service's port: no metrics, with or without the token.
       const onService = await h.request('GET', '/metrics', { headers: { authorization: 'Bearer metrics-token-0123456789' } });
-      expect([onService.statusCode, onService.json().error.code]).toEqual([404, 'NOT_FOUND']);
+      expect([onService.statusCode, onService.json<ErrorBody>().error.code]).toEqual([404, 'NOT_FOUND']);
       const metrics = `http://127.0.0.1:${port}`;
       const open = await fetch(`${metrics}/metrics`);
       expect([open.status, ((await open.json()) as { error: { code: string } }).error.code]).toEqual([401, 'UNAUTHENTICATED']);

@@ -5,6 +5,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { parseSetCookie } from '../support/set-cookie.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ErrorBody, GqlRefusal, SessionBody } from '../support/bodies.js';
 
 const UNAUTHENTICATED_KEY = { code: 'UNAUTHENTICATED', message: 'A valid API key is required (Authorization: Bearer <key>).' };
 /** The nonce a page that keeps `verifier` puts in its sign-in: base64url(SHA-256(verifier)). */
@@ -42,16 +43,20 @@ describe('frontend sign-in with OpenID Connect', () => {
 
   it('verifies the token against the issuer’s JWKS and makes the account on first sign-in', async () => {
     const token = await idp.sign({ sub: 'user-1', name: 'Grace', email: 'grace@example.com' });
-    const first = await h.gql('{ me { id name email membership { active } credits { available } } }', {}, token);
+    const first = await h.gql<{ me: { id: string; name: string } }>(
+      '{ me { id name email membership { active } credits { available } } }',
+      {},
+      token,
+    );
     expect(first.errors).toBeUndefined();
     expect(first.data.me).toMatchObject({ name: 'Grace', email: 'grace@example.com', membership: null, credits: { available: 0 } });
-    const again = await h.gql('{ me { id } }', {}, await idp.sign({ sub: 'user-1' }));
+    const again = await h.gql<{ me: { id: string } }>('{ me { id } }', {}, await idp.sign({ sub: 'user-1' }));
     expect(again.data.me.id).toBe(first.data.me.id);
   });
 
   it('lets a signed-in user without membership parse on the free tier (720 and below) only', async () => {
     const token = await idp.sign({ sub: 'user-2', name: 'Free' });
-    const me = (await h.gql('{ me { id } }', {}, token)).data.me;
+    const me = (await h.gql<{ me: { id: string } }>('{ me { id } }', {}, token)).data.me;
     await h.services.ledger.grant(me.id, 3, 'test');
     const free = await h.rest('/api/parse', { url: `${site.origin}/v` }, token);
     expect(free.statusCode).toBe(200);
@@ -62,14 +67,14 @@ describe('frontend sign-in with OpenID Connect', () => {
     });
     const hd = await h.rest('/api/parse', { url: `${site.origin}/v`, quality: '1080' }, token);
     expect(hd.statusCode).toBe(403);
-    expect(hd.json().error.code).toBe('MEMBERSHIP_REQUIRED');
+    expect(hd.json<ErrorBody>().error.code).toBe('MEMBERSHIP_REQUIRED');
     const transcribe = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/a.mp3` }, token);
     expect(transcribe.statusCode).toBe(403);
   });
 
   it('lets a Bearer ID token read but never make credentials: no API key, no webhook secret (403 FORBIDDEN, nothing changed)', async () => {
     const token = await idp.sign({ sub: 'user-keys', name: 'Keyless' });
-    const me = await h.gql('{ me { id name } }', {}, token);
+    const me = await h.gql<{ me: { id: string; name: string } }>('{ me { id name } }', {}, token);
     expect(me.errors).toBeUndefined();
     expect(me.data.me.name).toBe('Keyless');
     const accountId = me.data.me.id;
@@ -81,7 +86,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       '{ apiKeys { id } }',
     ]) {
       const refused = await h.gql(query, {}, token);
-      expect({ query, codes: refused.errors?.map((e: any) => e.extensions.code), data: refused.data }).toEqual({
+      expect({ query, codes: refused.errors?.map((e) => e.extensions.code), data: refused.data }).toEqual({
         query,
         codes: ['FORBIDDEN'],
         data: null,
@@ -121,13 +126,17 @@ describe('frontend sign-in with OpenID Connect', () => {
     const token = await make();
     const res = await h.rest('/api/parse', { url: `${site.origin}/v` }, token);
     expect(res.statusCode).toBe(401);
-    expect(res.json().error).toMatchObject(UNAUTHENTICATED_KEY);
+    expect(res.json<ErrorBody>().error).toMatchObject(UNAUTHENTICATED_KEY);
     expect((await h.gql('{ me { id } }', {}, token)).errors?.[0].extensions.code).toBe('UNAUTHENTICATED');
     expect(await accounts()).toBe(before);
   });
 
   it('accepts an azp that names the audience', async () => {
-    const me = await h.gql('{ me { name } }', {}, await idp.sign({ sub: 'user-azp', name: 'Azp', azp: 'mediagate-web' }));
+    const me = await h.gql<{ me: { name: string } }>(
+      '{ me { name } }',
+      {},
+      await idp.sign({ sub: 'user-azp', name: 'Azp', azp: 'mediagate-web' }),
+    );
     expect(me.errors).toBeUndefined();
     expect(me.data.me.name).toBe('Azp');
   });
@@ -149,7 +158,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       const idToken = await idp.sign({ sub: 'user-x', name: 'Exchanged', nonce: nonceOf(VERIFIER) });
       const res = await exchange({ idToken, nonceVerifier: VERIFIER });
       expect(res.statusCode).toBe(200);
-      const body = res.json();
+      const body = res.json<SessionBody>();
       expect(body).toEqual({
         csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         expiresAt: expect.any(String),
@@ -162,7 +171,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       });
       expect(cookie.attributes.domain).toBeUndefined();
       // The same account the Bearer token names; the session may make keys (the page's own work).
-      expect((await h.gql('{ me { id } }', {}, idToken)).data.me.id).toBe(body.account.id);
+      expect((await h.gql<{ me: { id: string } }>('{ me { id } }', {}, idToken)).data.me.id).toBe(body.account.id);
       const made = await h.request('POST', '/graphql', {
         headers: { 'content-type': 'application/json', cookie: `${cookie.name}=${cookie.value}`, 'x-csrf-token': body.csrfToken },
         body: JSON.stringify({ query: 'mutation { createApiKey(name: "from the page") { apiKey { name } } }' }),
@@ -193,7 +202,7 @@ describe('frontend sign-in with OpenID Connect', () => {
         const res = await exchange(body);
         expect(res.statusCode).toBe(401);
         expect(res.headers['set-cookie']).toBeUndefined();
-        const { requestId: _id, ...error } = res.json().error;
+        const { requestId: _id, ...error } = res.json<ErrorBody>().error;
         bodies.add(JSON.stringify(error));
       }
       expect([...bodies].map((b) => JSON.parse(b))).toEqual([
@@ -202,7 +211,7 @@ describe('frontend sign-in with OpenID Connect', () => {
       for (const body of [{ idToken: await idp.sign({ sub: 'user-n8', nonce: nonceOf(VERIFIER) }) }, { nonceVerifier: VERIFIER }, []]) {
         const res = await exchange(body);
         expect(res.statusCode).toBe(400);
-        expect(res.json().error.code).toBe('INVALID_INPUT');
+        expect(res.json<ErrorBody>().error.code).toBe('INVALID_INPUT');
       }
       expect(await accounts()).toBe(before);
     });
@@ -217,19 +226,20 @@ describe('frontend sign-in with OpenID Connect', () => {
       const idToken = await idp.sign({ sub: 'user-switch', name: 'Switch', nonce: nonceOf(VERIFIER) });
       const refused = await exchange({ idToken, nonceVerifier: VERIFIER }, { cookie: adaCookie });
       expect(refused.statusCode).toBe(403);
-      expect(refused.json().error.code).toBe('FORBIDDEN');
+      expect(refused.json<ErrorBody>().error.code).toBe('FORBIDDEN');
       expect(await sessionsOf(ada.id)).toBe(1);
       expect((await h.sql<{ n: number }>(`select count(*)::int as n from account where name = 'Switch'`))[0].n).toBe(0);
       const switched = await exchange(
         { idToken, nonceVerifier: VERIFIER },
-        { cookie: adaCookie, 'x-csrf-token': signedIn.json().csrfToken },
+        { cookie: adaCookie, 'x-csrf-token': signedIn.json<SessionBody>().csrfToken },
       );
       expect(switched.statusCode).toBe(200);
-      expect(switched.json().account.name).toBe('Switch');
+      expect(switched.json<SessionBody>().account.name).toBe('Switch');
       expect((await h.request('GET', '/account/api/session', { headers: { cookie: adaCookie } })).statusCode).toBe(204);
       expect(
-        (await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: adaCookie } })).json()
-          .errors[0].extensions.code,
+        (
+          await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: adaCookie } })
+        ).json<GqlRefusal>().errors[0].extensions.code,
       ).toBe('UNAUTHENTICATED');
       expect(await sessionsOf(ada.id)).toBe(0);
     });

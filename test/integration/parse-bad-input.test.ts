@@ -1,6 +1,7 @@
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
+import type { ErrorBody, ParseBody } from '../support/bodies.js';
 
 /**
  * Hostile and broken media behind a page: each gets the contract's error (or, for a probe, a
@@ -58,7 +59,7 @@ describe('parse: bad manifests and probes', () => {
     const a = await h.account({ credits: 2 });
     const b = await h.account({ credits: 2 });
     const rest = await h.rest('/api/parse', input, a.key);
-    const gql = await h.gql(
+    const gql = await h.gql<{ parse: unknown }>(
       `mutation($input: ParseInput!) { parse(input: $input) { media { url height durationSeconds hasAudio } credits { charged } } }`,
       { input },
       b.key,
@@ -69,8 +70,8 @@ describe('parse: bad manifests and probes', () => {
   async function expectRefused(input: Record<string, string>, status: number, code: string, message?: RegExp) {
     const { rest, gql, accounts } = await both(input);
     expect(rest.statusCode).toBe(status);
-    expect(rest.json().error.code).toBe(code);
-    if (message) expect(rest.json().error.message).toMatch(message);
+    expect(rest.json<ErrorBody>().error.code).toBe(code);
+    if (message) expect(rest.json<ErrorBody>().error.message).toMatch(message);
     expect(rest.body).not.toContain('upstream-secret-text');
     expect(gql.errors?.[0].extensions.code).toBe(code);
     expect(JSON.stringify(gql.errors)).not.toContain('upstream-secret-text');
@@ -99,8 +100,8 @@ describe('parse: bad manifests and probes', () => {
     const { rest, gql } = await both({ url: `${site.origin}/stall/clip` });
     expect(Date.now() - started).toBeLessThan(8_000);
     expect(rest.statusCode).toBe(200);
-    expect(rest.json().media).toMatchObject({ height: null, durationSeconds: null, hasAudio: null });
-    expect(rest.json().credits.charged).toBe(1);
+    expect(rest.json<ParseBody>().media).toMatchObject({ height: null, durationSeconds: null, hasAudio: null });
+    expect(rest.json<ParseBody>().credits.charged).toBe(1);
     expect(gql.data.parse).toEqual({
       media: { url: `${site.origin}/stall/clip`, height: null, durationSeconds: null, hasAudio: null },
       credits: { charged: 1 },

@@ -3,6 +3,7 @@ import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js'
 import { StreamTokens } from '../../src/modules/streams/stream-token.js';
 import { serveLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import { parseBody, type ParseBody, type ErrorBody } from '../support/bodies.js';
 
 /**
  * Every page kind × mode × the qualities that matter, through both doors, on real media made by
@@ -298,7 +299,7 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
   const tokens = new StreamTokens(TEST_PEPPER);
 
   /** The body both doors answer, checked against one cell. */
-  function check(body: any, expect_: Success) {
+  function check(body: ParseBody, expect_: Success) {
     expect(body.status).toBe('SUCCEEDED');
     if (expect_.stream) {
       // The gateway's stream: its sealed token names the source and what is done to it.
@@ -328,13 +329,13 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
     const viaRest = await h.account({ credits: 3 });
     const viaGql = await h.account({ credits: 3 });
     const rest = await h.rest('/api/parse', input, viaRest.key);
-    const gql = await h.gql(PARSE, { input }, viaGql.key);
+    const gql = await h.gql<{ parse: ParseBody }>(PARSE, { input }, viaGql.key);
     if ('error' in expectation) {
       expect(rest.statusCode).toBe(422);
-      expect(rest.json().error.code).toBe(expectation.error);
-      if (expectation.message) expect(rest.json().error.message).toMatch(expectation.message);
+      expect(rest.json<ErrorBody>().error.code).toBe(expectation.error);
+      if (expectation.message) expect(rest.json<ErrorBody>().error.message).toMatch(expectation.message);
       expect(gql.errors?.[0].extensions.code).toBe(expectation.error);
-      expect(gql.errors?.[0].message).toBe(rest.json().error.message);
+      expect(gql.errors?.[0].message).toBe(rest.json<ErrorBody>().error.message);
       // Refused: nothing charged, nothing held, the ledger still sums.
       for (const a of [viaRest, viaGql]) {
         expect(await h.balance(a.accountId)).toEqual({ available: 3, held: 0 });
@@ -344,10 +345,10 @@ describe.each(DATABASES)('parse matrix (%s database)', (database) => {
     }
     expect(rest.statusCode).toBe(200);
     expect(gql.errors).toBeUndefined();
-    check(rest.json(), expectation);
+    check(parseBody(rest), expectation);
     check(gql.data.parse, expectation);
     // The same answer through both doors, but for the job id.
-    const { id: _r, ...restBody } = rest.json();
+    const { id: _r, ...restBody } = parseBody(rest);
     const { id: _g, ...gqlBody } = gql.data.parse;
     // A stream URL names its job and expires from its own parse: the rest is the same.
     const same = ({ url, expiresAt, ...m }: Record<string, unknown>, streamed: boolean) => (streamed ? m : { url, expiresAt, ...m });

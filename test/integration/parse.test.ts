@@ -1,5 +1,6 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { parseBody, type Connection, type ParseBody, type ErrorBody } from '../support/bodies.js';
 
 const PAGE = (origin: string) => `<!doctype html>
 <html><head>
@@ -39,7 +40,7 @@ describe('parse', () => {
     const res = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    const body = res.json();
+    const body = parseBody(res);
     expect(body).toMatchObject({
       status: 'SUCCEEDED',
       url: `${site.origin}/watch`,
@@ -51,10 +52,14 @@ describe('parse', () => {
       provider: 'builtin',
       credits: { charged: 1, balance: 4 },
     });
-    expect(body.alternatives.map((a: { height: number }) => a.height)).toEqual([720, 480]);
+    expect(body.alternatives.map((a) => a.height)).toEqual([720, 480]);
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 4, held: 0 });
-    const job = await h.gql(`query($id: ID!) { job(id: $id) { id status operation creditsCharged creditsHeld } }`, { id: body.id }, key);
+    const job = await h.gql<{ job: unknown }>(
+      `query($id: ID!) { job(id: $id) { id status operation creditsCharged creditsHeld } }`,
+      { id: body.id },
+      key,
+    );
     expect(job.data.job).toEqual({ id: body.id, status: 'SUCCEEDED', operation: 'PARSE', creditsCharged: 1, creditsHeld: 0 });
   });
 
@@ -72,20 +77,21 @@ describe('parse', () => {
     });
     const audio = await h.rest('/api/parse', { url: `${site.origin}/direct/clip.mp4`, mode: 'audio' }, key);
     expect(audio.statusCode).toBe(422);
-    expect(audio.json().error.code).toBe('NO_MEDIA_FOUND');
+    expect(audio.json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
   });
 
   it('honours quality: the highest format at or below the requested height', async () => {
     const { key } = await h.account();
     const res = await h.rest('/api/parse', { url: `${site.origin}/watch`, quality: '720' }, key);
-    expect(res.json().media.url).toBe(`${site.origin}/media/clip-720.mp4`);
+    expect(res.json<ParseBody>().media.url).toBe(`${site.origin}/media/clip-720.mp4`);
   });
 
   it('gives the same result and the same charge through REST and GraphQL', async () => {
     const a = await h.account({ credits: 3 });
     const b = await h.account({ credits: 3 });
-    const rest = (await h.rest('/api/parse', { url: `${site.origin}/watch`, mode: 'auto', quality: '480' }, a.key)).json();
-    const gql = await h.gql(
+    const rest = parseBody(await h.rest('/api/parse', { url: `${site.origin}/watch`, mode: 'auto', quality: '480' }, a.key));
+    // GraphQL's media carry an `audio` field REST leaves out when there is none.
+    const gql = await h.gql<{ parse: ParseBody }>(
       `mutation($input: ParseInput!) { parse(input: $input) {
          id status url mode quality provider
          media { url kind container width height bitrate codecs durationSeconds hasAudio hasVideo expiresAt headers delivery audio { url } }
@@ -100,12 +106,12 @@ describe('parse', () => {
     expect(gql.errors).toBeUndefined();
     const { id: _r, ...restRest } = rest;
     const { id: _g, ...gqlRest } = gql.data.parse;
-    const normalise = (o: any) => JSON.parse(JSON.stringify(o, (_k, v) => (v === undefined ? null : v)));
-    const withAudioNull = (o: any) => ({
+    const normalise = (o: unknown): unknown => JSON.parse(JSON.stringify(o, (_k, v) => (v === undefined ? null : v)));
+    const withAudioNull = (o: Omit<ParseBody, 'id'>) => ({
       ...o,
       media: { audio: null, ...o.media },
-      alternatives: o.alternatives.map((x: any) => ({ audio: null, ...x })),
-      items: o.items.map((x: any) => ({ audio: null, ...x })),
+      alternatives: o.alternatives.map((x) => ({ audio: null, ...x })),
+      items: o.items.map((x) => ({ audio: null, ...x })),
     });
     expect(normalise(withAudioNull(gqlRest))).toEqual(normalise(withAudioNull(restRest)));
     expect(await h.balance(a.accountId)).toEqual(await h.balance(b.accountId));
@@ -115,11 +121,19 @@ describe('parse', () => {
     const { key, accountId } = await h.account({ credits: 2 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/empty` }, key);
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('NO_MEDIA_FOUND');
+    expect(res.json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
-    const history = await h.gql(`{ creditHistory { edges { node { kind amount } } } }`, {}, key);
-    expect(history.data.creditHistory.edges.map((e: any) => e.node.kind)).toEqual(['RELEASE', 'HOLD', 'GRANT']);
-    const jobs = await h.gql(`{ jobs(first: 5) { edges { node { status error { code } creditsCharged } } } }`, {}, key);
+    const history = await h.gql<{ creditHistory: Connection<{ kind: string; amount: number }> }>(
+      `{ creditHistory { edges { node { kind amount } } } }`,
+      {},
+      key,
+    );
+    expect(history.data.creditHistory.edges.map((e) => e.node.kind)).toEqual(['RELEASE', 'HOLD', 'GRANT']);
+    const jobs = await h.gql<{ jobs: Connection<unknown> }>(
+      `{ jobs(first: 5) { edges { node { status error { code } creditsCharged } } } }`,
+      {},
+      key,
+    );
     expect(jobs.data.jobs.edges[0].node).toEqual({ status: 'FAILED', error: { code: 'NO_MEDIA_FOUND' }, creditsCharged: 0 });
   });
 
@@ -127,7 +141,7 @@ describe('parse', () => {
     const { key, accountId } = await h.account({ credits: 2 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/broken` }, key);
     expect(res.statusCode).toBe(502);
-    expect(res.json().error.code).toBe('PROVIDER_ERROR');
+    expect(res.json<ErrorBody>().error.code).toBe('PROVIDER_ERROR');
     expect(res.body).not.toContain('exploded');
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 2, held: 0 });
@@ -137,8 +151,8 @@ describe('parse', () => {
     const { key, accountId } = await h.account({ credits: 0 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/watch` }, key);
     expect(res.statusCode).toBe(402);
-    expect(res.json().error).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { required: 1, available: 0 } });
-    const jobs = await h.gql(`{ jobs { edges { node { id } } } }`, {}, key);
+    expect(res.json<ErrorBody>().error).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { required: 1, available: 0 } });
+    const jobs = await h.gql<{ jobs: Connection<{ id: string }> }>(`{ jobs { edges { node { id } } } }`, {}, key);
     expect(jobs.data.jobs.edges).toEqual([]);
     expect(await h.balance(accountId)).toEqual({ available: 0, held: 0 });
     const gql = await h.gql(`mutation { parse(input: { url: "${site.origin}/watch" }) { id } }`, {}, key);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +5,7 @@ import ts from 'typescript';
 import { isAppError } from '../../src/errors.js';
 import { API_KEY_SCOPES, OPERATOR, type Principal } from '../../src/modules/principal.js';
 import type { Services } from '../../src/root.js';
+import { factories } from '../support/factories.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 /**
@@ -288,23 +288,17 @@ beforeAll(async () => {
   h = await createHarness();
   const owner = await h.account({ credits: 10, member: true });
   const stranger = await h.account({ credits: 10, member: true });
-  const open = async (operation: 'PARSE' | 'TRANSCRIBE', status: 'QUEUED' | 'RUNNING') => {
-    const jobId = randomUUID();
-    await h.services.tasks.openJob({
-      jobId,
-      accountId: owner.accountId,
-      apiKeyId: null,
-      operation,
-      input: { webhookUrl: 'https://example.com/hook' },
-      amount: 1,
-      deadlineAt: new Date(Date.now() + 600_000),
+  // A queued transcription, and a finished one, both with a webhook.
+  const job = (status: 'QUEUED' | 'SUCCEEDED') =>
+    factories(h).job(owner, {
+      operation: 'TRANSCRIBE',
       status,
+      input: { webhookUrl: 'https://example.com/hook' },
+      result: { text: 'hello', segments: [] },
+      deadlineSeconds: 600,
     });
-    return jobId;
-  };
-  const jobId = await open('TRANSCRIBE', 'QUEUED');
-  const transcriptionId = await open('TRANSCRIBE', 'RUNNING');
-  await h.services.tasks.succeed(transcriptionId, { text: 'hello', segments: [] }, 'test');
+  const jobId = await job('QUEUED');
+  const transcriptionId = await job('SUCCEEDED');
   a = { accountId: owner.accountId, keyId: owner.keyId, jobId, transcriptionId };
   b = { accountId: stranger.accountId };
   // A's webhook secret and a login link exist already, so that reads which make one on first use show as changes.

@@ -15,11 +15,11 @@ import {
   served,
   videoPage,
   type ProbeFigures,
-  type Served,
 } from '../support/hostile-media.js';
 import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
+import type { ParseBody, EitherDoorBody } from '../support/bodies.js';
 
 /**
  * What media probes may spend, through both doors, against real servers: one part loaded into
@@ -111,13 +111,13 @@ describe.each(TEST_DATABASES)('probe budget (%s database)', (database) => {
     let answer: Answer;
     if (door === 'rest') {
       const res = await h.rest('/api/parse', { url, mode }, account.key);
-      const body = res.json();
+      const body = res.json<EitherDoorBody<ParseBody>>();
       answer =
         res.statusCode === 200
           ? { status: 200, media: body.media, credits: body.credits }
-          : { status: res.statusCode, code: body.error.code };
+          : { status: res.statusCode, code: body.error?.code };
     } else {
-      const res = await h.gql(PARSE, { input: { url, mode } }, account.key);
+      const res = await h.gql<{ parse: ParseBody }>(PARSE, { input: { url, mode } }, account.key);
       answer = res.errors
         ? { status: res.errors[0].extensions.code === 'NO_MEDIA_FOUND' ? 422 : 500, code: res.errors[0].extensions.code }
         : { status: 200, media: res.data.parse.media, credits: res.data.parse.credits };

@@ -7,6 +7,7 @@ import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js'
 import { bigMoovMp4, holding, probeFigures, served, videoPage } from '../support/hostile-media.js';
 import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
+import type { EitherDoorBody, ParseBody } from '../support/bodies.js';
 
 /**
  * The review's case (issue 26, finding 1), against a real `mediagate serve` with its default
@@ -111,8 +112,8 @@ describe.each(TEST_DATABASES)('ten hostile mute parses at once against a gateway
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify(rest ? { url, mode: 'mute' } : { query: PARSE, variables: { input: { url, mode: 'mute' } } }),
     });
-    const body = (await res.json()) as any;
-    if (rest) return res.status === 200 ? { status: 200 } : { status: res.status, code: body.error.code };
+    const body = (await res.json()) as EitherDoorBody<ParseBody>;
+    if (rest) return res.status === 200 ? { status: 200 } : { status: res.status, code: body.error?.code };
     const error = body.errors?.[0];
     return error ? { status: error.extensions.code === 'NO_MEDIA_FOUND' ? 422 : 500, code: error.extensions.code } : { status: 200 };
   }

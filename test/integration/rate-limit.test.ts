@@ -1,5 +1,6 @@
 import { forgedKey, publicIdOf } from '../support/forged-key.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import type { ErrorBody, GqlRefusal } from '../support/bodies.js';
 
 describe('rate limits', () => {
   let h: Harness;
@@ -24,7 +25,7 @@ describe('rate limits', () => {
     expect(third.statusCode).toBe(400);
     const fourth = await h.rest('/api/parse', { url: 'https://video.example/x' }, key);
     expect(fourth.statusCode).toBe(429);
-    expect(fourth.json().error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 3, windowSeconds: 60 } });
+    expect(fourth.json<ErrorBody>().error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 3, windowSeconds: 60 } });
     expect(Number(fourth.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(fourth.headers['retry-after'])).toBeLessThanOrEqual(60);
     expect(fourth.headers.ratelimit).toMatch(/^limit=3, remaining=0, reset=\d+$/);
@@ -40,7 +41,7 @@ describe('rate limits', () => {
       expect((await strict.rest('/api/parse', {}, null)).statusCode).toBe(401);
       const limited = await strict.rest('/api/parse', {}, null);
       expect(limited.statusCode).toBe(429);
-      expect(limited.json().error.code).toBe('RATE_LIMITED');
+      expect(limited.json<ErrorBody>().error.code).toBe('RATE_LIMITED');
       expect((await strict.request('GET', '/healthz')).statusCode).toBe(200);
     } finally {
       await strict.close();
@@ -55,20 +56,20 @@ describe('rate limits', () => {
       for (let i = 1; i <= 5; i++) {
         const res = await limited.rest('/api/parse', { url: 'not a url' }, forged);
         expect(res.statusCode).toBe(401);
-        expect(res.json().error.code).toBe('UNAUTHENTICATED');
+        expect(res.json<ErrorBody>().error.code).toBe('UNAUTHENTICATED');
         expect(res.headers.ratelimit).toBe(`limit=10, remaining=${10 - i}, reset=60`);
       }
       const gql = await limited.request('POST', '/graphql', {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${forged}` },
         body: JSON.stringify({ query: '{ me { id } }' }),
       });
-      expect(gql.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      expect(gql.json<GqlRefusal>().errors[0].extensions.code).toBe('UNAUTHENTICATED');
       expect(gql.headers.ratelimit).toBe('limit=10, remaining=4, reset=60');
       // The key's owner still has all three requests of the minute, over both doors.
       const first = await limited.rest('/api/parse', { url: 'not a url' }, victim.key);
       expect(first.statusCode).toBe(400);
       expect(first.headers.ratelimit).toBe('limit=3, remaining=2, reset=60');
-      expect((await limited.gql('{ me { id } }', {}, victim.key)).data.me.id).toBe(victim.accountId);
+      expect((await limited.gql<{ me: { id: string } }>('{ me { id } }', {}, victim.key)).data.me.id).toBe(victim.accountId);
       expect((await limited.rest('/api/parse', { url: 'not a url' }, victim.key)).statusCode).toBe(400);
       expect((await limited.rest('/api/parse', { url: 'not a url' }, victim.key)).statusCode).toBe(429);
     } finally {

@@ -4,6 +4,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
 import { StreamTokens } from '../../src/modules/streams/stream-token.js';
 import { serveLibrary } from '../support/media-library.js';
+import { type ParseBody, parseBody } from '../support/bodies.js';
 
 /** Pages written as real sites send them to a browser (see test/fixtures/pages/real-world/README.md). */
 interface RealWorldPage {
@@ -49,9 +50,9 @@ describe('the built-in reader on real-world pages', () => {
     const b = await h.account({ credits: 2 });
     const rest = await h.rest('/api/parse', input, a.key);
     expect(rest.statusCode).toBe(200);
-    const gql = await h.gql(PARSE, { input }, b.key);
+    const gql = await h.gql<{ parse: ParseBody }>(PARSE, { input }, b.key);
     expect(gql.errors).toBeUndefined();
-    for (const body of [rest.json(), gql.data.parse]) {
+    for (const body of [parseBody(rest), gql.data.parse]) {
       const chosen = source(body.media)!;
       if (page.expect.expectHlsVariantHeight) {
         // The page names the master; the answer is its variant at the asked height, the master an alternative.

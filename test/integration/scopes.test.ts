@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import { type GqlError, type ErrorBody, type SessionBody, jobBody, type GqlBody } from '../support/bodies.js';
 
 const EMAIL = 'ada.scopes@example.org';
 
@@ -14,17 +14,15 @@ const EMAIL = 'ada.scopes@example.org';
  * (the rules themselves are walked field by field in test/unit/graphql-scopes.test.ts).
  */
 describe('API key scopes through the doors', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let receiver: Server;
   let receiverOrigin: string;
   /** Whether the endless download of each path is still open: the job's work goes on. */
   const downloading = new Map<string, boolean>();
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
     receiver = createServer((req, res) => {
       req.resume();
       req.on('end', () => res.writeHead(204).end());
@@ -32,13 +30,11 @@ describe('API key scopes through the doors', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const { port } = receiver.address() as AddressInfo;
     receiverOrigin = `http://127.0.0.1:${port}`;
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai, { env: { FETCH_ALLOW_HOSTS: `${site.hostPort},127.0.0.1:${port}` } });
+    world = await transcriptionWorld({ media: [{ path: '/talk.mp3', seconds: 5 }], allowHosts: [`127.0.0.1:${port}`] });
+    ({ h, site } = world);
   }, 60_000);
   afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
+    await world?.close();
     receiver.closeAllConnections();
     await new Promise((r) => receiver.close(r));
   });
@@ -66,7 +62,7 @@ describe('API key scopes through the doors', () => {
   const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 20_000) =>
     waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;
   const jobStatus = async (id: string, readKey: string) =>
-    (await h.gql(`query($id: ID!) { job(id: $id) { status } }`, { id }, readKey)).data.job.status as string;
+    (await h.gql<{ job: { status: string } }>(`query($id: ID!) { job(id: $id) { status } }`, { id }, readKey)).data.job.status as string;
 
   const START = `mutation($i: TranscribeInput!, $k: String) {
     startTranscription(input: $i, idempotencyKey: $k) {
@@ -84,7 +80,7 @@ describe('API key scopes through the doors', () => {
       body: JSON.stringify({ query: START, variables: { i: input, k: 'scopes-1' } }),
     });
     expect(res.statusCode).toBe(200);
-    const body = res.json();
+    const body = res.json<{ data: { startTranscription: { id: string } }; errors: (GqlError & { path: string[] })[] }>();
     expect(body.data.startTranscription).toEqual({
       id: expect.any(String),
       status: expect.stringMatching(/^(QUEUED|RUNNING)$/),
@@ -92,7 +88,7 @@ describe('API key scopes through the doors', () => {
       account: null,
       webhook: null,
     });
-    expect(body.errors.map((e: any) => [e.path.join('.'), e.extensions.code]).sort()).toEqual([
+    expect(body.errors.map((e) => [e.path.join('.'), e.extensions.code]).sort()).toEqual([
       ['startTranscription.account', 'FORBIDDEN'],
       ['startTranscription.webhook', 'FORBIDDEN'],
     ]);
@@ -106,10 +102,15 @@ describe('API key scopes through the doors', () => {
     await until(
       'the delivery',
       async () =>
-        (await h.gql(`query($id: ID!) { job(id: $id) { webhook { attempts { statusCode } } } }`, { id }, keys.read)).data.job.webhook
-          .attempts[0],
+        (
+          await h.gql<{ job: { webhook: { attempts: { statusCode: number }[] } } }>(
+            `query($id: ID!) { job(id: $id) { webhook { attempts { statusCode } } } }`,
+            { id },
+            keys.read,
+          )
+        ).data.job.webhook.attempts[0],
     );
-    const replay = await h.gql(START, { i: input, k: 'scopes-1' }, keys.transcribe);
+    const replay = await h.gql<{ startTranscription: unknown }>(START, { i: input, k: 'scopes-1' }, keys.transcribe);
     expect(replay.data.startTranscription).toMatchObject({ id, status: 'SUCCEEDED', account: null, webhook: null });
     expect(replay.errors?.map((e) => e.extensions.code)).toEqual(['FORBIDDEN', 'FORBIDDEN']);
     // REST's 202 for the same replay: the job, with no delivery attempt listed to a key without read.
@@ -119,15 +120,15 @@ describe('API key scopes through the doors', () => {
     // GET /api/jobs/{id} needs read, as before: refused to the transcribe key, the attempts shown to the read key.
     const refused = await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${keys.transcribe}` } });
     expect(refused.statusCode).toBe(403);
-    expect(refused.json().error).toMatchObject({ code: 'FORBIDDEN', message: 'This API key lacks the "read" scope.' });
+    expect(refused.json<ErrorBody>().error).toMatchObject({ code: 'FORBIDDEN', message: 'This API key lacks the "read" scope.' });
     const polled = await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${keys.read}` } });
     expect(polled.statusCode).toBe(200);
-    expect(polled.json().webhook).toEqual({
+    expect(jobBody(polled).webhook).toEqual({
       url: input.webhookUrl,
       attempts: [expect.objectContaining({ attempt: 1, statusCode: 204, eventType: 'job.succeeded' })],
     });
     // With read, GraphQL shows the account and the webhook of the same job.
-    const read = await h.gql(
+    const read = await h.gql<{ job: unknown }>(
       `query($id: ID!) { job(id: $id) { account { email credits { held } } webhook { attempts { statusCode } } } }`,
       { id },
       keys.read,
@@ -138,7 +139,7 @@ describe('API key scopes through the doors', () => {
 
   it('a key with every scope (the default) sees the account and the webhook of the job it starts', async () => {
     const { accountId, keys } = await accountWithKeys({ all: [] });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       START,
       { i: { mediaUrl: endless('/endless-all.mp3'), webhookUrl: `${receiverOrigin}/hook-all` } },
       keys.all,
@@ -149,15 +150,20 @@ describe('API key scopes through the doors', () => {
       webhook: { url: `${receiverOrigin}/hook-all`, attempts: [] },
     });
     expect(
-      (await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id: started.data.startTranscription.id }, keys.all)).data
-        .cancelJob.status,
+      (
+        await h.gql<{ cancelJob: { status: string } }>(
+          `mutation($id: ID!) { cancelJob(id: $id) { status } }`,
+          { id: started.data.startTranscription.id },
+          keys.all,
+        )
+      ).data.cancelJob.status,
     ).toBe('CANCELED');
   });
 
   it('cancelJob needs the transcribe scope: a read-only key is FORBIDDEN and the job runs on, its hold still held; a transcribe key cancels and releases it', async () => {
     const { accountId, keys } = await accountWithKeys({ transcribe: ['transcribe'], read: ['read'] });
     const media = endless('/endless-cancel.mp3');
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: media } },
       keys.transcribe,
@@ -181,7 +187,7 @@ describe('API key scopes through the doors', () => {
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
     expect(await h.ledgerSums(accountId)).toEqual({ available: 4, held: 1 });
 
-    const canceled = await h.gql(
+    const canceled = await h.gql<{ cancelJob: unknown }>(
       `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged error { code } } }`,
       { id },
       keys.transcribe,
@@ -198,10 +204,10 @@ describe('API key scopes through the doors', () => {
     const bad = { mediaUrl: 42 };
     const rest = await h.rest('/api/transcribe', bad, keys.read);
     expect(rest.statusCode).toBe(403);
-    expect(rest.json().error).toMatchObject({ code: 'FORBIDDEN', message: 'This API key lacks the "transcribe" scope.' });
+    expect(rest.json<ErrorBody>().error).toMatchObject({ code: 'FORBIDDEN', message: 'This API key lacks the "transcribe" scope.' });
     const parse = await h.rest('/api/parse', { url: 7 }, keys.read);
     expect(parse.statusCode).toBe(403);
-    expect(parse.json().error.message).toBe('This API key lacks the "parse" scope.');
+    expect(parse.json<ErrorBody>().error.message).toBe('This API key lacks the "parse" scope.');
     const gql = await h.gql(`mutation { transcribe(input: { mediaUrl: "not a url" }) { id } }`, {}, keys.read);
     expect(gql.errors?.[0]).toMatchObject({ message: 'This API key lacks the "transcribe" scope.', extensions: { code: 'FORBIDDEN' } });
   });
@@ -217,11 +223,13 @@ describe('API key scopes through the doors', () => {
     const headers = {
       'content-type': 'application/json',
       cookie: session.headers['set-cookie'].split(';')[0],
-      'x-csrf-token': session.json().csrfToken,
+      'x-csrf-token': session.json<SessionBody>().csrfToken,
     };
-    const gql = async (query: string, variables: Record<string, unknown>) =>
-      (await h.request('POST', '/graphql', { headers, body: JSON.stringify({ query, variables }) })).json();
-    const started = await gql(START, { i: { mediaUrl: endless('/endless-session.mp3'), webhookUrl: `${receiverOrigin}/hook-session` } });
+    const gql = async <T>(query: string, variables: Record<string, unknown>) =>
+      (await h.request('POST', '/graphql', { headers, body: JSON.stringify({ query, variables }) })).json<GqlBody<T>>();
+    const started = await gql<{ startTranscription: { id: string } }>(START, {
+      i: { mediaUrl: endless('/endless-session.mp3'), webhookUrl: `${receiverOrigin}/hook-session` },
+    });
     expect(started.errors).toBeUndefined();
     expect(started.data.startTranscription).toMatchObject({
       account: { email: EMAIL, credits: { held: 1 } },

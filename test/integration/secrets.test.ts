@@ -1,10 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { createLogger, REDACT_PATHS } from '../../src/logger.js';
-import { createHarness } from '../support/harness.js';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite } from '../fakes/site.fake.js';
-import { makeMedia } from '../support/media.js';
+import { transcriptionWorld } from '../support/world.js';
 
 describe('secrets', () => {
   it('never reach the logs: not the API key, not a provider key, not on failure paths', async () => {
@@ -17,18 +14,15 @@ describe('secrets', () => {
     });
     // The service's own logger configuration, at its most talkative, writing into memory.
     const logger = pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
-    const site = await startFakeSite();
-    site.file('/a.mp3', makeMedia({ seconds: 2 }), 'audio/mpeg');
-    const openai = await startFakeOpenAi({ apiKey: 'sk-the-right-one' });
-    const h = await createHarness(
-      {
-        FETCH_ALLOW_HOSTS: site.hostPort,
-        TRANSCRIBE_PROVIDERS: 'openai',
-        OPENAI_BASE_URL: openai.baseUrl,
-        OPENAI_API_KEY: 'sk-provider-secret-1234',
-      },
+    // The provider is given another key than the one the fake takes: it refuses, and says so.
+    const world = await transcriptionWorld({
+      openai: { apiKey: 'sk-the-right-one' },
+      media: [{ path: '/a.mp3', seconds: 2 }],
+      env: { OPENAI_API_KEY: 'sk-provider-secret-1234' },
       logger,
-    );
+      queue: false,
+    });
+    const { h, site } = world;
     try {
       const { key } = await h.account({ credits: 5 });
       await h.rest('/api/parse', { url: `${site.origin}/missing` }, key);
@@ -36,9 +30,7 @@ describe('secrets', () => {
       await h.rest('/api/parse', { url: 'https://x.example/' }, `${key.slice(0, -1)}Z`);
       await h.gql('{ me { id } }', {}, key);
     } finally {
-      await h.close();
-      await openai.close();
-      await site.close();
+      await world.close();
     }
     const log = lines.join('');
     expect(log.length).toBeGreaterThan(1000);

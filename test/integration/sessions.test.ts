@@ -12,6 +12,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { parseSetCookie } from '../support/set-cookie.js';
 import { pino } from 'pino';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ErrorBody, GqlBody, GqlRefusal, SessionBody } from '../support/bodies.js';
 
 const CSRF_REFUSAL = { code: 'FORBIDDEN', message: 'Missing or wrong CSRF token.' };
 const tokenOf = (url: string) => /#login=([A-Za-z0-9_-]+)$/.exec(url)![1];
@@ -53,7 +54,7 @@ describe('account area sessions (login links)', () => {
     const link = await h.services.sessions.createLoginLink(OPERATOR, account.id);
     const res = await exchange(tokenOf(link.url));
     expect(res.statusCode).toBe(200);
-    return { accountId: account.id, link, res, cookie: cookiePart(res), csrf: res.json().csrfToken as string };
+    return { accountId: account.id, link, res, cookie: cookiePart(res), csrf: res.json<SessionBody>().csrfToken as string };
   };
 
   const gqlWith = (query: string, headers: Record<string, string>) =>
@@ -66,7 +67,7 @@ describe('account area sessions (login links)', () => {
     expect(link.expiresAt.getTime()).toBeGreaterThan(before + 9 * 60_000);
     expect(link.expiresAt.getTime()).toBeLessThan(before + 11 * 60_000);
 
-    const body = res.json();
+    const body = res.json<SessionBody>();
     expect(body).toEqual({
       csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       expiresAt: expect.any(String),
@@ -96,7 +97,7 @@ describe('account area sessions (login links)', () => {
     const { accountId, cookie, csrf } = await signIn();
     const get = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id name } }')}`, { headers: { cookie } });
     expect(get.statusCode).toBe(200);
-    expect(get.json().data.me).toEqual({ id: accountId, name: 'Ada' });
+    expect(get.json<GqlBody<{ me: unknown }>>().data.me).toEqual({ id: accountId, name: 'Ada' });
 
     const post = await gqlWith('{ me { id name } }', { cookie, 'x-csrf-token': csrf });
     expect(post.statusCode).toBe(200);
@@ -104,7 +105,7 @@ describe('account area sessions (login links)', () => {
 
     const noCsrf = await gqlWith('{ me { id name } }', { cookie });
     expect(noCsrf.statusCode).toBe(403);
-    expect(noCsrf.json().errors[0]).toMatchObject({ message: CSRF_REFUSAL.message, extensions: { code: 'FORBIDDEN' } });
+    expect(noCsrf.json<GqlRefusal>().errors[0]).toMatchObject({ message: CSRF_REFUSAL.message, extensions: { code: 'FORBIDDEN' } });
   });
 
   it('refuses a mutation without the CSRF token (403, nothing created) and runs it with the token', async () => {
@@ -124,8 +125,8 @@ describe('account area sessions (login links)', () => {
 
     const made = await gqlWith(mutation, { cookie, 'x-csrf-token': csrf });
     expect(made.statusCode).toBe(200);
-    expect(made.json().errors).toBeUndefined();
-    expect(made.json().data.createApiKey.apiKey.name).toBe('from the page');
+    expect(made.json<GqlBody>().errors).toBeUndefined();
+    expect(made.json<GqlBody<{ createApiKey: { apiKey: { name: string } } }>>().data.createApiKey.apiKey.name).toBe('from the page');
     expect(await h.services.apiKeys.list(OPERATOR, accountId)).toHaveLength(1);
   });
 
@@ -136,7 +137,7 @@ describe('account area sessions (login links)', () => {
 
     const refused = await parse({ url: `${site.origin}/v` }, { cookie });
     expect(refused.statusCode).toBe(403);
-    expect(refused.json().error).toMatchObject(CSRF_REFUSAL);
+    expect(refused.json<ErrorBody>().error).toMatchObject(CSRF_REFUSAL);
     expect(await h.balance(accountId)).toEqual({ available: 3, held: 0 });
     expect((await h.sql(`select count(*)::int as n from job where account_id = ?`, [accountId]))[0].n).toBe(0);
 
@@ -149,31 +150,31 @@ describe('account area sessions (login links)', () => {
     });
     const hd = await parse({ url: `${site.origin}/v`, quality: '1080' }, { cookie, 'x-csrf-token': csrf });
     expect(hd.statusCode).toBe(403);
-    expect(hd.json().error.code).toBe('MEMBERSHIP_REQUIRED');
+    expect(hd.json<ErrorBody>().error.code).toBe('MEMBERSHIP_REQUIRED');
     const transcribe = await h.request('POST', '/api/transcribe', {
       headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
       body: JSON.stringify({ mediaUrl: `${site.origin}/a.mp3` }),
     });
     expect(transcribe.statusCode).toBe(403);
-    expect(transcribe.json().error.code).toBe('MEMBERSHIP_REQUIRED');
+    expect(transcribe.json<ErrorBody>().error.code).toBe('MEMBERSHIP_REQUIRED');
   });
 
   it('leaves Bearer callers alone; with both, the Authorization header wins', async () => {
     const { key, accountId: keyAccount } = await h.account({ credits: 2 });
     const { accountId: sessionAccount, cookie } = await signIn();
     const withKey = await gqlWith('{ me { id } }', { authorization: `Bearer ${key}` });
-    expect(withKey.json().data.me.id).toBe(keyAccount);
+    expect(withKey.json<GqlBody<{ me: { id: string } }>>().data.me.id).toBe(keyAccount);
     // A key with a stray cookie and no CSRF token is still the key's request.
     const both = await gqlWith('mutation { createApiKey(name: "k") { apiKey { id } } }', { authorization: `Bearer ${key}`, cookie });
     expect(both.statusCode).toBe(200);
-    expect(both.json().errors).toBeUndefined();
+    expect(both.json<GqlBody>().errors).toBeUndefined();
     expect(await h.services.apiKeys.list(OPERATOR, keyAccount)).toHaveLength(2);
     expect(await h.services.apiKeys.list(OPERATOR, sessionAccount)).toHaveLength(0);
     // A bad key is not rescued by a good cookie.
     const badKey = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, {
       headers: { authorization: 'Bearer nope', cookie },
     });
-    expect(badKey.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(badKey.json<GqlRefusal>().errors[0].extensions.code).toBe('UNAUTHENTICATED');
   });
 
   it('spends a link once: reuse, unknown and malformed tokens are the same 401', async () => {
@@ -184,7 +185,7 @@ describe('account area sessions (login links)', () => {
       const res = await exchange(t);
       expect(res.statusCode).toBe(401);
       expect(res.headers['set-cookie']).toBeUndefined();
-      const { requestId: _id, ...error } = res.json().error;
+      const { requestId: _id, ...error } = res.json<ErrorBody>().error;
       bodies.push(error);
     }
     expect(bodies[0]).toMatchObject({ code: 'UNAUTHENTICATED' });
@@ -192,7 +193,7 @@ describe('account area sessions (login links)', () => {
     for (const body of ['{}', '{"token": 42}', '[]']) {
       const missing = await h.request('POST', '/account/api/session', { headers: { 'content-type': 'application/json' }, body });
       expect(missing.statusCode).toBe(400);
-      expect(missing.json().error.code).toBe('INVALID_INPUT');
+      expect(missing.json<ErrorBody>().error.code).toBe('INVALID_INPUT');
     }
   });
 
@@ -255,14 +256,14 @@ describe('account area sessions (login links)', () => {
     );
     const res = await exchange(tokenOf(link.url));
     expect(res.statusCode).toBe(401);
-    expect(res.json().error.code).toBe('UNAUTHENTICATED');
+    expect(res.json<ErrorBody>().error.code).toBe('UNAUTHENTICATED');
   });
 
   it('logs out on the server: the cookie replayed afterwards is 401 everywhere', async () => {
     const { cookie, csrf } = await signIn();
     const refused = await h.request('POST', '/account/api/logout', { headers: { cookie } });
     expect(refused.statusCode).toBe(403);
-    expect(refused.json().error).toMatchObject(CSRF_REFUSAL);
+    expect(refused.json<ErrorBody>().error).toMatchObject(CSRF_REFUSAL);
 
     const out = await h.request('POST', '/account/api/logout', { headers: { cookie, 'x-csrf-token': csrf } });
     expect(out.statusCode).toBe(204);
@@ -277,12 +278,12 @@ describe('account area sessions (login links)', () => {
     const none = await h.request('GET', '/account/api/session');
     expect([none.statusCode, none.body, none.headers['set-cookie']]).toEqual([204, '', undefined]);
     const me = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie } });
-    expect(me.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(me.json<GqlRefusal>().errors[0].extensions.code).toBe('UNAUTHENTICATED');
     // A POST with a dead cookie is refused as a whole, with or without the CSRF token.
     for (const headers of [{ cookie, 'x-csrf-token': csrf }, { cookie }] as Record<string, string>[]) {
       const post = await gqlWith('{ me { id } }', headers);
       expect(post.statusCode).toBe(401);
-      expect(post.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      expect(post.json<GqlRefusal>().errors[0].extensions.code).toBe('UNAUTHENTICATED');
     }
     const rest = await h.request('POST', '/api/parse', {
       headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
@@ -317,9 +318,9 @@ describe('account area sessions (login links)', () => {
     const session = await h.request('GET', '/account/api/session', { headers: { cookie: planted } });
     expect([session.statusCode, session.body]).toEqual([204, '']);
     const me = await h.request('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { cookie: planted } });
-    expect(me.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(me.json<GqlRefusal>().errors[0].extensions.code).toBe('UNAUTHENTICATED');
     const made = await gqlWith('mutation { createApiKey(name: "planted") { key } }', { cookie: planted, 'x-csrf-token': csrf });
-    expect(made.json().errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(made.json<GqlRefusal>().errors[0].extensions.code).toBe('UNAUTHENTICATED');
     const parse = await h.request('POST', '/api/parse', {
       headers: { 'content-type': 'application/json', cookie: planted, 'x-csrf-token': csrf },
       body: JSON.stringify({ url: `${site.origin}/v` }),
@@ -345,7 +346,7 @@ describe('account area sessions (login links)', () => {
     for (const headers of [{ cookie: ada.cookie }, { cookie: ada.cookie, 'x-csrf-token': 'A'.repeat(43) }] as Record<string, string>[]) {
       const refused = await exchange(token, headers);
       expect(refused.statusCode).toBe(403);
-      expect(refused.json().error).toMatchObject(CSRF_REFUSAL);
+      expect(refused.json<ErrorBody>().error).toMatchObject(CSRF_REFUSAL);
       expect(refused.headers['set-cookie']).toBeUndefined();
     }
     expect((await h.request('GET', '/account/api/session', { headers: { cookie: ada.cookie } })).statusCode).toBe(200);
@@ -355,16 +356,18 @@ describe('account area sessions (login links)', () => {
     // With it: Bea is signed in and Ada's session is over on the server.
     const switched = await exchange(token, { cookie: ada.cookie, 'x-csrf-token': ada.csrf });
     expect(switched.statusCode).toBe(200);
-    expect(switched.json().account).toEqual({ id: bea.id, name: 'Bea' });
+    expect(switched.json<SessionBody>().account).toEqual({ id: bea.id, name: 'Bea' });
     const beaCookie = cookiePart(switched);
     // Ada's old cookie reads as signed out (204) and authenticates nothing (401).
     expect((await h.request('GET', '/account/api/session', { headers: { cookie: ada.cookie } })).statusCode).toBe(204);
     expect((await gqlWith('{ me { id } }', { cookie: ada.cookie, 'x-csrf-token': ada.csrf })).statusCode).toBe(401);
     expect(await liveSessions(ada.accountId)).toBe(0);
-    expect((await h.request('GET', '/account/api/session', { headers: { cookie: beaCookie } })).json().account.name).toBe('Bea');
+    expect((await h.request('GET', '/account/api/session', { headers: { cookie: beaCookie } })).json<SessionBody>().account.name).toBe(
+      'Bea',
+    );
 
     // A link that cannot be used ends nothing, even with the CSRF token.
-    const beaCsrf = switched.json().csrfToken;
+    const beaCsrf = switched.json<SessionBody>().csrfToken;
     const spent = await exchange(token, { cookie: beaCookie, 'x-csrf-token': beaCsrf });
     expect(spent.statusCode).toBe(401);
     expect((await h.request('GET', '/account/api/session', { headers: { cookie: beaCookie } })).statusCode).toBe(200);
@@ -389,21 +392,21 @@ describe('account area sessions (login links)', () => {
     const ada = await signIn();
     const asAda = await peek(JSON.stringify({ token: tokenOf(link.url) }), { cookie: ada.cookie });
     expect(asAda.json()).toEqual({
-      ...seen.json(),
+      ...seen.json<object>(),
       session: (await h.request('GET', '/account/api/session', { headers: { cookie: ada.cookie } })).json(),
     });
-    expect(asAda.json().session.account.name).toBe('Ada');
+    expect(asAda.json<{ session: SessionBody }>().session.account.name).toBe('Ada');
     expect((await exchange(tokenOf(link.url))).statusCode).toBe(200);
     // Spent, unknown and malformed: the exchange's 401; no token: 400.
     const spent = await exchange(tokenOf(link.url));
     for (const token of [tokenOf(link.url), 'A'.repeat(43), 'not a token']) {
       const refused = await peek(JSON.stringify({ token }));
       expect(refused.statusCode).toBe(401);
-      expect(refused.json().error.message).toBe(spent.json().error.message);
+      expect(refused.json<ErrorBody>().error.message).toBe(spent.json<ErrorBody>().error.message);
     }
     const missing = await peek('{}');
     expect(missing.statusCode).toBe(400);
-    expect(missing.json().error).toMatchObject({ code: 'INVALID_INPUT', details: { token: 'required string' } });
+    expect(missing.json<ErrorBody>().error).toMatchObject({ code: 'INVALID_INPUT', details: { token: 'required string' } });
   });
 
   it('tells the page which sign-ins there are', async () => {

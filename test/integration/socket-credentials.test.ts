@@ -33,7 +33,7 @@ async function signIn(h: Harness, accountId: string, replacing?: Session): Promi
     body: JSON.stringify({ token: tokenOf(link.url) }),
   });
   expect(res.statusCode).toBe(200);
-  return { cookie: cookiePart(res), csrf: res.json().csrfToken };
+  return { cookie: cookiePart(res), csrf: res.json<{ csrfToken: string }>().csrfToken };
 }
 interface Session {
   cookie: string;
@@ -73,7 +73,13 @@ describe.each(TEST_DATABASES)('sockets follow their credentials (%s database)', 
     const jobId = await until(
       'the running parse',
       async () =>
-        (await on.gql('{ jobs(first: 1) { edges { node { id status } } } }', {}, account.key)).data.jobs.edges[0]?.node.id as string,
+        (
+          await on.gql<{ jobs: { edges: { node: { id: string } }[] } }>(
+            '{ jobs(first: 1) { edges { node { id status } } } }',
+            {},
+            account.key,
+          )
+        ).data.jobs.edges[0]?.node.id,
     );
     return { ...account, jobId };
   }
@@ -162,7 +168,11 @@ describe.each(TEST_DATABASES)('sockets follow their credentials (%s database)', 
     const subs = [await running(revoked, jobId), await running(revoked, jobId)];
     const kept = await running(stays, jobId);
     const sent = performance.now();
-    const res = await h.gql(`mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`, { id: keyId }, other.key);
+    const res = await h.gql<{ revokeApiKey: { revokedAt: string } }>(
+      `mutation($id: ID!) { revokeApiKey(id: $id) { revokedAt } }`,
+      { id: keyId },
+      other.key,
+    );
     expect(res.data.revokeApiKey.revokedAt).toEqual(expect.any(String));
     const closed = await closedWith(revoked, subs[0], sent);
     expect(closed.code).toBe(4401);

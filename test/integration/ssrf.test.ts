@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import type { ErrorBody } from '../support/bodies.js';
 
 /** User URLs are hostile: none of these may open a connection, and none may cost a credit. */
 describe('outgoing requests through the API', () => {
@@ -37,11 +38,11 @@ describe('outgoing requests through the API', () => {
     const before = target.connections;
     const res = await h.rest('/api/parse', { url: url() }, key);
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('URL_NOT_ALLOWED');
+    expect(res.json<ErrorBody>().error.code).toBe('URL_NOT_ALLOWED');
     expect(target.connections).toBe(before);
     const t = await h.rest('/api/transcribe', { mediaUrl: url() }, key);
     expect(t.statusCode).toBe(422);
-    expect(t.json().error.code).toBe('URL_NOT_ALLOWED');
+    expect(t.json<ErrorBody>().error.code).toBe('URL_NOT_ALLOWED');
     expect(target.connections).toBe(before);
   });
 
@@ -49,7 +50,7 @@ describe('outgoing requests through the API', () => {
     const before = target.connections;
     const res = await h.rest('/api/parse', { url: `${allowed.origin}/hop` }, key);
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('URL_NOT_ALLOWED');
+    expect(res.json<ErrorBody>().error.code).toBe('URL_NOT_ALLOWED');
     expect(allowed.hits).toContain('GET /hop');
     expect(target.connections).toBe(before);
   });
@@ -66,7 +67,7 @@ describe('outgoing requests through the API', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.2', r));
     const { port: p } = server.address() as AddressInfo;
     const res = await h.rest('/api/parse', { url: `http://127.0.0.2:${p}/` }, key);
-    expect(res.json().error.code).toBe('URL_NOT_ALLOWED');
+    expect(res.json<ErrorBody>().error.code).toBe('URL_NOT_ALLOWED');
     expect(connections).toBe(0);
     await new Promise<void>((r) => server.close(() => r()));
   });

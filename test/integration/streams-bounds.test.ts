@@ -9,6 +9,7 @@ import { fetchStream, probeBytes, streamPath } from '../support/streams.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
 import { StreamTokens } from '../../src/modules/streams/stream-token.js';
+import type { ErrorBody, ParseBody } from '../support/bodies.js';
 
 /** ffmpeg processes this test process (the gateway) has started and that still run. */
 function ffmpegChildren(): number[] {
@@ -92,7 +93,7 @@ describe('streams: bounds and refusals', () => {
   const parse = async (body: Record<string, unknown>, key: string) => {
     const res = await h.rest('/api/parse', body, key);
     expect(res.statusCode).toBe(200);
-    return res.json();
+    return res.json<ParseBody>();
   };
 
   it('sends the page as Referer for a caller who could not: the direct URL is refused, the stream plays, and Range seeks (206)', async () => {
@@ -124,26 +125,26 @@ describe('streams: bounds and refusals', () => {
     for (const bad of [`/api/streams/${'x'.repeat(80)}`, `/api/streams/${altered}`, '/api/streams/']) {
       const res = await h.request('GET', bad);
       expect({ bad, status: res.statusCode }).toEqual({ bad, status: 404 });
-      expect(res.json().error.code).toBe('NOT_FOUND');
+      expect(res.json<ErrorBody>().error.code).toBe('NOT_FOUND');
     }
     // Sealed with the gateway's own key, past its time: what any token becomes after STREAM_TTL_SECONDS.
     const tokens = new StreamTokens(TEST_PEPPER);
     const grant = tokens.open(token)!;
     const expired = await h.request('GET', `/api/streams/${tokens.seal({ ...grant, expiresAt: Date.now() - 1 })}`);
     expect(expired.statusCode).toBe(410);
-    expect(expired.json().error.code).toBe('STREAM_EXPIRED');
+    expect(expired.json<ErrorBody>().error.code).toBe('STREAM_EXPIRED');
 
     await h.services.accounts.cancelMembership(OPERATOR, member.accountId);
     const ended = await h.request('GET', path);
     expect(ended.statusCode).toBe(403);
-    expect(ended.json().error.code).toBe('MEMBERSHIP_REQUIRED');
+    expect(ended.json<ErrorBody>().error.code).toBe('MEMBERSHIP_REQUIRED');
 
     const other = await h.account({ credits: 2 });
     const second = await parse({ url: `${site.origin}/p/guarded`, stream: true }, other.key);
     await h.services.apiKeys.revoke(OPERATOR, other.keyId);
     const revoked = await h.request('GET', streamPath(second.media.url));
     expect(revoked.statusCode).toBe(401);
-    expect(revoked.json().error.code).toBe('UNAUTHENTICATED');
+    expect(revoked.json<ErrorBody>().error.code).toBe('UNAUTHENTICATED');
   });
 
   it('caps streams per account (429 with Retry-After) and ffmpeg processes (503 with Retry-After)', async () => {
@@ -154,7 +155,7 @@ describe('streams: bounds and refusals', () => {
     expect(first.status).toBe(200);
     const again = await h.request('GET', streamPath(endless.media.url));
     expect(again.statusCode).toBe(429);
-    expect(again.json().error.code).toBe('RATE_LIMITED');
+    expect(again.json<ErrorBody>().error.code).toBe('RATE_LIMITED');
     expect(Number(again.headers['retry-after'])).toBeGreaterThan(0);
     open.abort();
 
@@ -168,7 +169,7 @@ describe('streams: bounds and refusals', () => {
     await waitFor(() => ffmpegChildren().length === 1);
     const busy = await h.request('GET', streamPath(other.media.url));
     expect(busy.statusCode).toBe(503);
-    expect(busy.json().error.code).toBe('PROVIDER_UNAVAILABLE');
+    expect(busy.json<ErrorBody>().error.code).toBe('PROVIDER_UNAVAILABLE');
     expect(Number(busy.headers['retry-after'])).toBeGreaterThan(0);
     // The caller leaves before the first byte: its ffmpeg is killed, its place freed.
     leave.abort();
@@ -226,11 +227,11 @@ describe('streams: bounds and refusals', () => {
     const broken = await parse({ url: `${site.origin}/p/broken`, stream: true }, key);
     const passed = await h.request('GET', streamPath(broken.media.url));
     expect(passed.statusCode).toBe(502);
-    expect(passed.json().error.code).toBe('PROVIDER_ERROR');
+    expect(passed.json<ErrorBody>().error.code).toBe('PROVIDER_ERROR');
     const made = await parse({ url: `${site.origin}/p/broken`, mode: 'mute' }, key);
     const processed = await h.request('GET', streamPath(made.media.url));
     expect(processed.statusCode).toBe(502);
-    expect(processed.json().error.code).toBe('PROVIDER_ERROR');
+    expect(processed.json<ErrorBody>().error.code).toBe('PROVIDER_ERROR');
 
     const cut = await parse({ url: `${site.origin}/p/cut`, stream: true }, key);
     const res = await fetch(h.url + streamPath(cut.media.url));

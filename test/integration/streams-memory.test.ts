@@ -8,6 +8,7 @@ import { cachedPath } from '../support/fixture-cache.js';
 import { GatewayProcess } from '../model/gateway-process.js';
 import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
 import { streamPath } from '../support/streams.js';
+import type { JobBody } from '../support/bodies.js';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -125,6 +126,6 @@ describe('streams: memory over a 30-minute file', () => {
     expect(peaks[2]).toBeLessThan(96 * MiB);
     expect(peaks[2] - peaks[0]).toBeLessThan(12 * MiB);
     const job = await h.request('GET', `/api/jobs/${body.id}`, { headers: { authorization: `Bearer ${key}` } });
-    expect(job.json().streamedBytes).toBe(total);
+    expect(job.json<JobBody>().streamedBytes).toBe(total);
   }, 60_000);
 });

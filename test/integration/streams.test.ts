@@ -2,6 +2,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { serveLibrary } from '../support/media-library.js';
 import { fetchStream, probeBytes, videoPacketHashes } from '../support/streams.js';
+import { type ErrorBody, type JobBody, type ParseBody, parseBody } from '../support/bodies.js';
 
 /**
  * Streams made by the gateway from real media (ffmpeg's own files): the sound of a video, a video
@@ -35,7 +36,7 @@ describe('streams: made by the gateway', () => {
     const { key, accountId } = await h.account({ credits: 3 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/p/clip`, mode: 'audio' }, key);
     expect(res.statusCode).toBe(200);
-    const body = res.json();
+    const body = parseBody(res);
     expect(body.media).toMatchObject({
       kind: 'audio',
       delivery: 'stream',
@@ -44,7 +45,7 @@ describe('streams: made by the gateway', () => {
       container: 'm4a',
       headers: null,
     });
-    expect(Date.parse(body.media.expiresAt) - Date.now()).toBeGreaterThan(1790_000);
+    expect(Date.parse(body.media.expiresAt ?? '') - Date.now()).toBeGreaterThan(1790_000);
     const got = await fetchStream(h, body.media.url);
     expect(got.status).toBe(200);
     expect(got.headers['content-type']).toBe('audio/mp4');
@@ -57,7 +58,7 @@ describe('streams: made by the gateway', () => {
     // Streams are part of the parse's credit: nothing more is charged, the job counts the bytes.
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
     const job = await h.request('GET', `/api/jobs/${body.id}`, { headers: { authorization: `Bearer ${key}` } });
-    expect(job.json().streamedBytes).toBe(got.bytes.length);
+    expect(job.json<JobBody>().streamedBytes).toBe(got.bytes.length);
   });
 
   const FORMATS = [
@@ -79,7 +80,7 @@ describe('streams: made by the gateway', () => {
       const res = await h.rest('/api/parse', { url: `${site.origin}${path}`, mode: 'audio', audioFormat }, key);
       expect(res.statusCode).toBe(200);
       expect(res.json()).toMatchObject({ audioFormat, media: { kind: 'audio', delivery: 'stream', container } });
-      const got = await fetchStream(h, res.json().media.url);
+      const got = await fetchStream(h, res.json<ParseBody>().media.url);
       expect(got.status).toBe(200);
       expect(got.headers['content-type']).toBe(contentType);
       const probed = probeBytes(got.bytes, container);
@@ -92,8 +93,14 @@ describe('streams: made by the gateway', () => {
     const { key } = await h.account({ credits: 2 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/p/clip`, mode: 'mute' }, key);
     expect(res.statusCode).toBe(200);
-    expect(res.json().media).toMatchObject({ kind: 'video', delivery: 'stream', hasAudio: false, container: 'mp4', height: 480 });
-    const got = await fetchStream(h, res.json().media.url);
+    expect(res.json<ParseBody>().media).toMatchObject({
+      kind: 'video',
+      delivery: 'stream',
+      hasAudio: false,
+      container: 'mp4',
+      height: 480,
+    });
+    const got = await fetchStream(h, res.json<ParseBody>().media.url);
     expect(got.headers['content-type']).toBe('video/mp4');
     const probed = probeBytes(got.bytes, 'mp4');
     expect(probed.streams).toEqual([{ type: 'video', codec: 'h264' }]);
@@ -112,7 +119,7 @@ describe('streams: made by the gateway', () => {
     const { key } = await h.account({ credits: 2 });
     const res = await h.rest('/api/parse', { url: `${site.origin}${path}`, quality: '480' }, key);
     expect(res.statusCode).toBe(200);
-    const { media } = res.json();
+    const { media } = parseBody(res);
     expect(media).toMatchObject({ kind: 'video', delivery: 'stream', hasAudio: true, container: 'mp4', height: 480 });
     expect(media.audio).toMatchObject({ kind: 'audio', delivery: 'direct' });
     const got = await fetchStream(h, media.url);
@@ -130,8 +137,8 @@ describe('streams: made by the gateway', () => {
     ] as const) {
       const res = await h.rest('/api/parse', { url: `${site.origin}/dash/segmented/manifest.mpd`, mode }, key);
       expect(res.statusCode).toBe(200);
-      expect(res.json().media.delivery).toBe('stream');
-      const got = await fetchStream(h, res.json().media.url);
+      expect(res.json<ParseBody>().media.delivery).toBe('stream');
+      const got = await fetchStream(h, res.json<ParseBody>().media.url);
       expect(got.status).toBe(200);
       const probed = probeBytes(got.bytes, mode === 'mute' ? 'mp4' : 'm4a');
       expect(probed.streams.map((x) => x.type)).toEqual(types);
@@ -141,7 +148,7 @@ describe('streams: made by the gateway', () => {
 
   it('through GraphQL: delivery and a URL that plays, one credit, the job’s streamedBytes', async () => {
     const { key, accountId } = await h.account({ credits: 2 });
-    const gql = await h.gql(
+    const gql = await h.gql<{ parse: { id: string; media: { url: string } } }>(
       `mutation($input: ParseInput!) { parse(input: $input) { id media { url kind delivery container hasAudio headers } credits { charged } } }`,
       { input: { url: `${site.origin}/p/clip`, mode: 'audio', audioFormat: 'wav' } },
       key,
@@ -153,7 +160,11 @@ describe('streams: made by the gateway', () => {
     });
     const got = await fetchStream(h, gql.data.parse.media.url);
     expect(probeBytes(got.bytes, 'wav').streams).toEqual([{ type: 'audio', codec: 'pcm_s16le' }]);
-    const job = await h.gql(`query($id: ID!) { job(id: $id) { streamedBytes } }`, { id: gql.data.parse.id }, key);
+    const job = await h.gql<{ job: { streamedBytes: number } }>(
+      `query($id: ID!) { job(id: $id) { streamedBytes } }`,
+      { id: gql.data.parse.id },
+      key,
+    );
     expect(job.data.job.streamedBytes).toBe(got.bytes.length);
     expect(await h.balance(accountId)).toEqual({ available: 1, held: 0 });
     const metrics = await h.request('GET', '/metrics');
@@ -165,13 +176,13 @@ describe('streams: made by the gateway', () => {
     const input = { url: `${site.origin}/p/clip`, mode: 'mute' };
     const first = await h.rest('/api/parse', input, key, { 'idempotency-key': 'stream-replay-1' });
     const again = await h.rest('/api/parse', input, key, { 'idempotency-key': 'stream-replay-1' });
-    expect(again.json().media.url).toBe(first.json().media.url);
+    expect(again.json<ParseBody>().media.url).toBe(first.json<ParseBody>().media.url);
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
-    const head = await h.request('HEAD', new URL(again.json().media.url).pathname);
+    const head = await h.request('HEAD', new URL(again.json<ParseBody>().media.url).pathname);
     expect(head.statusCode).toBe(200);
     expect(head.headers['content-type']).toBe('video/mp4');
     expect(head.headers['content-disposition']).toMatch(/^inline; filename=/);
-    const got = await fetchStream(h, again.json().media.url);
+    const got = await fetchStream(h, again.json<ParseBody>().media.url);
     expect(probeBytes(got.bytes, 'mp4').streams).toEqual([{ type: 'video', codec: 'h264' }]);
   });
 
@@ -179,7 +190,7 @@ describe('streams: made by the gateway', () => {
     const { key } = await h.account({ credits: 2 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/p/clip`, audioFormat: 'flac', stream: 'yes' }, key);
     expect(res.statusCode).toBe(400);
-    expect(res.json().error).toMatchObject({
+    expect(res.json<ErrorBody>().error).toMatchObject({
       code: 'INVALID_INPUT',
       details: { audioFormat: expect.any(String), stream: expect.any(String) },
     });

@@ -36,13 +36,13 @@ describe('jobUpdated subscribers share one watcher per job', () => {
   /** A transcription stalled at its provider (RUNNING), started by `key`. */
   async function runningTranscription(key: string): Promise<string> {
     const before = openai.requests.length;
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3` } },
       key,
     );
     await until('the provider request', () => openai.requests.length > before);
-    return started.data.startTranscription.id as string;
+    return started.data.startTranscription.id;
   }
 
   it('30 subscribers on one job, over three sockets: one read of the job per change, and no reads while it does not change', async () => {
@@ -80,7 +80,7 @@ describe('jobUpdated subscribers share one watcher per job', () => {
       expect(subs.every((s) => s.pushes.length === 5)).toBe(true);
 
       // Ended: every subscription completes with the final state, and the watcher is gone.
-      const canceled = await h.gql(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, key);
+      const canceled = await h.gql<{ cancelJob: { status: string } }>(`mutation($id: ID!) { cancelJob(id: $id) { status } }`, { id }, key);
       expect(canceled.data.cancelJob.status).toBe('CANCELED');
       await until('every subscription to complete', () => subs.every((s) => s.end !== null));
       expect(subs.every((s) => s.pushes.at(-1)?.status === 'CANCELED' && 'complete' in s.end!)).toBe(true);

@@ -1,5 +1,6 @@
 import { createHarness, type Harness } from '../support/harness.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import type { ErrorBody } from '../support/bodies.js';
 
 describe('task deadlines', () => {
   let h: Harness;
@@ -21,7 +22,7 @@ describe('task deadlines', () => {
     const res = await h.rest('/api/parse', { url: `${site.origin}/hang` }, key);
     const elapsed = Date.now() - started;
     expect(res.statusCode).toBe(504);
-    expect(res.json().error.code).toBe('PROVIDER_TIMEOUT');
+    expect(res.json<ErrorBody>().error.code).toBe('PROVIDER_TIMEOUT');
     expect(elapsed).toBeGreaterThanOrEqual(450);
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
     const jobs = await h.repositories.jobs.list(accountId, 5, null);

@@ -7,6 +7,7 @@ import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { mediaSeconds, restartingClocksTs } from '../support/media.js';
+import type { ErrorBody } from '../support/bodies.js';
 
 /**
  * Transcription is priced by the audio transcribed, the same for every provider: MPEG-TS segments
@@ -115,7 +116,7 @@ describe('transcription priced by the audio transcribed, not by what the contain
       const before = providers[name].received().length;
       const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/restarts.ts` }, key);
       expect(res.statusCode).toBe(200);
-      const body = res.json();
+      const body = res.json<{ durationSeconds: number; credits: { charged: number; balance: number } }>();
       expectPricedBySent(body.durationSeconds, body.credits.charged, receivedSince(before));
       expect(body.credits.balance).toBe(10 - PRICE);
       expect(await h.balance(accountId)).toEqual({ available: 10 - PRICE, held: 0 });
@@ -125,7 +126,11 @@ describe('transcription priced by the audio transcribed, not by what the contain
     it('charges GraphQL callers alike', async () => {
       const { key, accountId } = await h.account({ credits: 10 });
       const before = providers[name].received().length;
-      const res = await h.gql(TRANSCRIBE, { i: { mediaUrl: `${site.origin}/restarts.ts` } }, key);
+      const res = await h.gql<{ transcribe: { durationSeconds: number; credits: { charged: number } } }>(
+        TRANSCRIBE,
+        { i: { mediaUrl: `${site.origin}/restarts.ts` } },
+        key,
+      );
       expect(res.errors).toBeUndefined();
       const { durationSeconds, credits } = res.data.transcribe;
       expectPricedBySent(durationSeconds, credits.charged, receivedSince(before));
@@ -137,7 +142,7 @@ describe('transcription priced by the audio transcribed, not by what the contain
       const before = providers[name].received().length;
       const rest = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/restarts.ts` }, key);
       expect(rest.statusCode).toBe(402);
-      expect(rest.json().error).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { available: PRICE - 1 } });
+      expect(rest.json<ErrorBody>().error).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { available: PRICE - 1 } });
       const gql = await h.gql(TRANSCRIBE, { i: { mediaUrl: `${site.origin}/restarts.ts` } }, key);
       expect(gql.errors?.[0].extensions.code).toBe('INSUFFICIENT_CREDITS');
       expect(providers[name].received()).toHaveLength(before);

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness, type TestResponse } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness, TestResponse } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
+import { type ErrorBody, transcriptionBody } from '../support/bodies.js';
 
 /**
  * The temporary disk under transcriptions: a hostile site serves media that names no length and
@@ -17,37 +17,35 @@ const TRICKLE = 100_000;
 const TRANSCRIBE = 'mutation($i: TranscribeInput!) { transcribe(input: $i) { id credits { charged } } }';
 
 describe('the temporary disk under transcriptions', () => {
+  let world: TranscriptionWorld;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let h: Harness;
   /** The trickling answers the site holds open. */
   const held: ServerResponse[] = [];
 
   beforeAll(async () => {
-    site = await startFakeSite({ keepAliveTimeoutMs: 60_000 });
+    world = await transcriptionWorld({
+      site: { keepAliveTimeoutMs: 60_000 },
+      media: [{ path: '/short.mp3', seconds: 4 }],
+      env: {
+        MEDIA_MAX_BYTES: String(MEDIA_MAX_BYTES),
+        TEMP_MAX_BYTES: String(TEMP_MAX_BYTES),
+        TEMP_MAX_DOWNLOADS: '3',
+        TRANSCRIBE_MAX_PER_ACCOUNT: '2',
+      },
+      queue: false,
+    });
+    ({ h, site } = world);
     site.route('/trickle.ts', (_req, res) => {
       // Chunked, no Content-Length: the gateway cannot know how large it will be.
       res.writeHead(200, { 'content-type': 'video/mp2t' });
       res.write(Buffer.alloc(TRICKLE, 0x47));
       held.push(res);
     });
-    site.file('/short.mp3', makeMedia({ seconds: 4 }), 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await createHarness({
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      TRANSCRIBE_PROVIDERS: 'openai',
-      OPENAI_BASE_URL: openai.baseUrl,
-      MEDIA_MAX_BYTES: String(MEDIA_MAX_BYTES),
-      TEMP_MAX_BYTES: String(TEMP_MAX_BYTES),
-      TEMP_MAX_DOWNLOADS: '3',
-      TRANSCRIBE_MAX_PER_ACCOUNT: '2',
-    });
   });
   afterAll(async () => {
     for (const res of held.splice(0)) res.destroy();
-    await h.close();
-    await site.close();
-    await openai.close();
+    await world?.close();
   });
 
   /** Lets every held answer end (what it sent is not media): their transcriptions fail. */
@@ -68,7 +66,7 @@ describe('the temporary disk under transcriptions', () => {
     const third = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp3` }, key);
     expect(third.statusCode).toBe(429);
     expect(third.headers['retry-after']).toMatch(/^\d+$/);
-    expect(third.json().error).toMatchObject({
+    expect(third.json<ErrorBody>().error).toMatchObject({
       code: 'RATE_LIMITED',
       details: { retryAfterSeconds: Number(third.headers['retry-after']), limit: 2 },
     });
@@ -84,7 +82,7 @@ describe('the temporary disk under transcriptions', () => {
 
     letGo();
     const failed: TestResponse[] = await Promise.all(first);
-    expect(failed.map((r) => [r.statusCode, r.json().error.code])).toEqual([
+    expect(failed.map((r) => [r.statusCode, r.json<ErrorBody>().error.code])).toEqual([
       [422, 'NO_MEDIA_FOUND'],
       [422, 'NO_MEDIA_FOUND'],
     ]);
@@ -105,7 +103,7 @@ describe('the temporary disk under transcriptions', () => {
     const refused = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/trickle.ts` }, accounts[2].key);
     expect(refused.statusCode).toBe(503);
     expect(refused.headers['retry-after']).toMatch(/^\d+$/);
-    expect(refused.json().error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
+    expect(refused.json<ErrorBody>().error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
     const viaGraphql = await h.gql(TRANSCRIBE, { i: { mediaUrl: `${site.origin}/trickle.ts` } }, accounts[2].key);
     expect(viaGraphql.errors?.[0].extensions.code).toBe('PROVIDER_UNAVAILABLE');
     expect(await h.balance(accounts[2].accountId)).toEqual({ available: 5, held: 0 });
@@ -116,7 +114,7 @@ describe('the temporary disk under transcriptions', () => {
     // Media that names its length reserves just that, and its audio as it is written: it fits beside them.
     const small = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/short.mp3` }, accounts[3].key);
     expect(small.statusCode).toBe(200);
-    expect(small.json().credits.charged).toBe(1);
+    expect(transcriptionBody(small).credits.charged).toBe(1);
 
     letGo();
     await Promise.all(trickles);

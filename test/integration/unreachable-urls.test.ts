@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import type { ErrorBody, GqlBody } from '../support/bodies.js';
 
 /**
  * A caller's URL that cannot be fetched (no such host, nothing listening, the connection cut, the
@@ -43,13 +44,18 @@ describe('URLs that cannot be fetched say why', () => {
   const parse = async (door: 'rest' | 'graphql', url: string) => {
     if (door === 'rest') {
       const res = await h.rest('/api/parse', { url }, key);
-      return { status: res.statusCode, code: res.json().error?.code, message: String(res.json().error?.message), body: res.body };
+      return {
+        status: res.statusCode,
+        code: res.json<ErrorBody>().error?.code,
+        message: String(res.json<ErrorBody>().error?.message),
+        body: res.body,
+      };
     }
     const res = await h.request('POST', '/graphql', {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify({ query: 'mutation($url: String!) { parse(input: { url: $url }) { id } }', variables: { url } }),
     });
-    const error = res.json().errors?.[0];
+    const error = res.json<GqlBody>().errors?.[0];
     return { status: res.statusCode, code: error?.extensions.code, message: String(error?.message), body: res.body };
   };
 
@@ -90,7 +96,7 @@ describe('URLs that cannot be fetched say why', () => {
   it('a transcription whose media host does not resolve: 422 CONTENT_UNAVAILABLE saying so, nothing charged', async () => {
     const rest = await h.rest('/api/transcribe', { mediaUrl: 'http://nothing.invalid/talk.mp3' }, key);
     expect(rest.statusCode).toBe(422);
-    expect(rest.json().error).toMatchObject({
+    expect(rest.json<ErrorBody>().error).toMatchObject({
       code: 'CONTENT_UNAVAILABLE',
       message: 'The media could not be downloaded: its host name could not be resolved.',
     });

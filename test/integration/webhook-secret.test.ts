@@ -6,13 +6,13 @@ import { pino, type Logger } from 'pino';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { UNREADABLE_SECRET } from '../../src/modules/webhooks/webhook.service.js';
 import { createHttpApp, openOrm, createServices, startWorkers } from '../../src/root.js';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import { TEST_PEPPER, type Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { GqlError } from '../support/bodies.js';
 
 const OTHER_PEPPER = 'another-pepper-0123456789abcdef012345';
 const UNDECRYPTABLE_LOG = 'webhook secret does not decrypt: is API_KEY_PEPPER the one it was encrypted with?';
@@ -69,13 +69,13 @@ async function gateway(h: Harness, pepper: string, logger: Logger) {
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
     services,
-    async gql(query: string, variables: Record<string, unknown>, key: string) {
+    async gql<T = unknown>(query: string, variables: Record<string, unknown>, key: string) {
       const res = await fetch(`${url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
         body: JSON.stringify({ query, variables }),
       });
-      return (await res.json()) as { data?: any; errors?: { message: string; extensions: { code: string } }[] };
+      return (await res.json()) as { data: T; errors?: GqlError[] };
     },
     async close() {
       await app.close();
@@ -95,39 +95,32 @@ const until = <T>(what: string, probe: () => Promise<T | null | undefined | fals
  * an error (logged, the delivery not sent), never silently replaced by a new one.
  */
 describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (database) => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
     receiver = await startReceiver();
-    openai = await startFakeOpenAi();
-    // No queue of its own: deliveries are made by the gateways each test starts, with the pepper it chooses.
-    h = await createHarness(
-      {
-        FETCH_ALLOW_HOSTS: `${site.hostPort},${receiver.hostPort}`,
-        TRANSCRIBE_PROVIDERS: 'openai',
-        OPENAI_BASE_URL: openai.baseUrl,
-        WEBHOOK_RETRY_DELAY_SECONDS: '1',
-        WEBHOOK_TIMEOUT_SECONDS: '1',
-      },
-      pino({ level: 'silent' }),
-      { database },
-    );
+    world = await transcriptionWorld({
+      media: [{ path: '/talk.mp3', seconds: 5 }],
+      allowHosts: [receiver.hostPort],
+      env: { WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' },
+      database,
+      // No queue of its own: deliveries are made by the gateways each test starts, with the pepper it chooses.
+      queue: false,
+    });
+    ({ h, site } = world);
   }, 60_000);
   afterAll(async () => {
-    await h?.close();
+    await world?.close();
     await receiver?.close();
-    await site?.close();
-    await openai?.close();
   });
 
   const stored = async (accountId: string) =>
     (await h.sql<{ s: string }>(`select encode(secret_enc, 'hex') as s from webhook_secret where account_id = ?`, [accountId]))[0]?.s;
-  const read = (key: string) => h.gql(`{ webhookSecret { secret createdAt } }`, {}, key);
+  const read = (key: string) =>
+    h.gql<{ webhookSecret: { secret: string; createdAt: string } }>(`{ webhookSecret { secret createdAt } }`, {}, key);
 
   it('does not decrypt a secret copied to another account’s row, and keeps that row as it is', async () => {
     const a = await h.account();
@@ -149,7 +142,8 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
     expect(await stored(b.accountId)).toBe(copied);
     // The owner's own secret still reads; b's owner can replace the broken one deliberately.
     expect((await read(a.key)).data.webhookSecret.secret).toBe(secretA);
-    const rotated = (await h.gql(`mutation { rotateWebhookSecret { secret } }`, {}, b.key)).data.rotateWebhookSecret.secret;
+    const rotated = (await h.gql<{ rotateWebhookSecret: { secret: string } }>(`mutation { rotateWebhookSecret { secret } }`, {}, b.key))
+      .data.rotateWebhookSecret.secret;
     expect(rotated).toMatch(/^whsec_/);
     expect((await read(b.key)).data.webhookSecret.secret).toBe(rotated);
   });
@@ -199,7 +193,7 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
       expect(refused.errors?.[0]).toMatchObject({ extensions: { code: 'INTERNAL_ERROR' } });
       expect(refused.errors?.[0].message).toContain('It was kept as it is; rotateWebhookSecret replaces it.');
 
-      const started = await wrong.gql(
+      const started = await wrong.gql<{ startTranscription: { id: string } }>(
         `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
         { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/pepper-${database}` } },
         wrongKey,
@@ -213,7 +207,7 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
         return rows.length > 0 && rows;
       });
       expect(attempts[0]).toEqual({ status_code: null, error: UNREADABLE_SECRET });
-      const onTheJob = await wrong.gql(
+      const onTheJob = await wrong.gql<{ job: { webhook: { attempts: unknown[] } } }>(
         `query($id: ID!) { job(id: $id) { webhook { attempts { statusCode error } } } }`,
         { id: jobId },
         wrongKey,
@@ -243,7 +237,9 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
       );
       expect(verifies(secret, delivery.headers, delivery.body)).toBe(true);
       expect(JSON.parse(delivery.body)).toMatchObject({ type: 'job.succeeded', data: { id: jobId! } });
-      expect((await right.gql(`{ webhookSecret { secret } }`, {}, key)).data.webhookSecret.secret).toBe(secret);
+      expect(
+        (await right.gql<{ webhookSecret: { secret: string } }>(`{ webhookSecret { secret } }`, {}, key)).data.webhookSecret.secret,
+      ).toBe(secret);
     } finally {
       await right.close();
     }

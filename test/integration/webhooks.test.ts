@@ -2,11 +2,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
+import { jobBody, type Connection, type ErrorBody } from '../support/bodies.js';
 
 /** One POST a receiver saw. */
 interface Delivery {
@@ -73,26 +73,24 @@ function verifyReference(secret: string, headers: IncomingHttpHeaders, body: str
 }
 
 describe('webhooks for jobs (Standard Webhooks)', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
-    site.endless('/endless.mp3', 'audio/mpeg');
     receiver = await startReceiver();
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai, {
-      env: { FETCH_ALLOW_HOSTS: `${site.hostPort},${receiver.hostPort}`, WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' },
+    world = await transcriptionWorld({
+      media: [{ path: '/talk.mp3', seconds: 5 }],
+      allowHosts: [receiver.hostPort],
+      env: { WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' },
     });
+    ({ h, site } = world);
+    site.endless('/endless.mp3', 'audio/mpeg');
   }, 60_000);
   afterAll(async () => {
-    await h.close();
-    await receiver.close();
-    await site.close();
-    await openai.close();
+    await world?.close();
+    await receiver?.close();
   });
 
   const until = <T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 20_000) =>
@@ -102,7 +100,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
   const delivered = (path: string, n = 1) => (receiver.at(path).length >= n ? receiver.at(path) : null);
 
   const secretOf = async (key: string) => {
-    const res = await h.gql(`{ webhookSecret { secret createdAt } }`, {}, key);
+    const res = await h.gql<{ webhookSecret: { secret: string; createdAt: string } }>(`{ webhookSecret { secret createdAt } }`, {}, key);
     expect(res.errors).toBeUndefined();
     return res.data.webhookSecret.secret as string;
   };
@@ -112,7 +110,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     const secret = await secretOf(key);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(await secretOf(key)).toBe(secret); // the same on every read
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/gql-hook` } },
       key,
@@ -135,19 +133,19 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     expect(event.data.result.segments.length).toBeGreaterThan(0);
     // The attempt is on the job, through both doors.
     const job = await until('the attempt on the job', async () => {
-      const r = await h.gql(
+      const r = await h.gql<{ job: { webhook: { url: string; attempts: unknown[] } } }>(
         `query($id: ID!) { job(id: $id) { webhook { url attempts { attempt eventId eventType statusCode error } } } }`,
         { id: jobId },
         key,
       );
-      return r.data.job.webhook.attempts.length && r.data.job;
+      return r.data.job.webhook.attempts.length > 0 && r.data.job;
     });
     expect(job.webhook).toEqual({
       url: `${receiver.origin}/gql-hook`,
       attempts: [{ attempt: 1, eventId: delivery.headers['webhook-id'], eventType: 'job.succeeded', statusCode: 200, error: null }],
     });
     const rest = await h.request('GET', `/api/jobs/${jobId}`, { headers: { authorization: `Bearer ${key}` } });
-    expect(rest.json().webhook.attempts).toHaveLength(1);
+    expect(jobBody(rest).webhook?.attempts).toHaveLength(1);
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
   });
 
@@ -159,16 +157,18 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
       prefer: 'respond-async',
     });
     expect(res.statusCode).toBe(202);
-    expect(res.json().webhook).toEqual({ url: `${receiver.origin}/flaky`, attempts: [] });
+    expect(jobBody(res).webhook).toEqual({ url: `${receiver.origin}/flaky`, attempts: [] });
     const deliveries = await until('four attempts', () => delivered('/flaky', 4), 30_000);
     // One event: the same id on every retry, each attempt signed anew and valid.
     expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
     for (const d of deliveries) expect(verifyReference(secret, d.headers, d.body)).toBe(true);
     const attempts = await until('four recorded attempts', async () => {
-      const body = (await h.request('GET', `/api/jobs/${res.json().id}`, { headers: { authorization: `Bearer ${key}` } })).json();
-      return body.webhook.attempts.length >= 4 && body.webhook.attempts;
+      const body = jobBody(
+        await h.request('GET', `/api/jobs/${res.json<{ id: string }>().id}`, { headers: { authorization: `Bearer ${key}` } }),
+      );
+      return body.webhook!.attempts.length >= 4 && body.webhook!.attempts;
     });
-    expect(attempts.map((a: any) => [a.attempt, a.statusCode])).toEqual([
+    expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
       [1, 500],
       [2, null],
       [3, null],
@@ -182,7 +182,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
 
   it('announces a canceled job, and a failed one with its error', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/endless.mp3`, webhookUrl: `${receiver.origin}/cancel-hook` } },
       key,
@@ -192,7 +192,7 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     const [canceled] = await until('the cancel event', () => delivered('/cancel-hook'));
     expect(JSON.parse(canceled.body)).toMatchObject({ type: 'job.canceled', data: { id: jobId, status: 'CANCELED', creditsCharged: 0 } });
 
-    const failing = await h.gql(
+    const failing = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/missing.mp3`, webhookUrl: `${receiver.origin}/fail-hook` } },
       key,
@@ -211,8 +211,8 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
       prefer: 'respond-async',
     });
     expect(rest.statusCode).toBe(422);
-    expect(rest.json().error.code).toBe('URL_NOT_ALLOWED');
-    const gql = await h.gql(
+    expect(rest.json<ErrorBody>().error.code).toBe('URL_NOT_ALLOWED');
+    const gql = await h.gql<{ job: unknown }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: 'http://169.254.169.254/latest' } },
       key,
@@ -222,16 +222,16 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
       prefer: 'respond-async',
     });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().error.details).toHaveProperty('webhookUrl');
+    expect(bad.json<ErrorBody>().error.details).toHaveProperty('webhookUrl');
     expect(await h.balance(accountId)).toEqual({ available: 5, held: 0 });
-    const jobs = await h.gql(`{ jobs { edges { node { id } } } }`, {}, key);
+    const jobs = await h.gql<{ jobs: Connection<{ id: string }> }>(`{ jobs { edges { node { id } } } }`, {}, key);
     expect(jobs.data.jobs.edges).toEqual([]);
   });
 
   it('rotates the secret: the old one stops verifying, the next delivery verifies with the new one', async () => {
     const { key } = await h.account({ credits: 5 });
     const old = await secretOf(key);
-    const rotated = await h.gql(`mutation { rotateWebhookSecret { secret } }`, {}, key);
+    const rotated = await h.gql<{ rotateWebhookSecret: { secret: string } }>(`mutation { rotateWebhookSecret { secret } }`, {}, key);
     const fresh = rotated.data.rotateWebhookSecret.secret;
     expect(fresh).not.toBe(old);
     expect(await secretOf(key)).toBe(fresh);
@@ -250,27 +250,25 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
 
   it('reading or rotating the secret needs the keys scope', async () => {
     const { key } = await h.account({ scopes: ['parse', 'transcribe', 'read'] });
-    const res = await h.gql(`{ webhookSecret { secret } }`, {}, key);
+    const res = await h.gql<{ webhookSecret: { secret: string } }>(`{ webhookSecret { secret } }`, {}, key);
     expect(res.errors?.[0].extensions.code).toBe('FORBIDDEN');
   });
 });
 
 describe('idempotency for queued work', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
-    site.file('/other.mp3', makeMedia({ seconds: 5 }), 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai);
+    world = await transcriptionWorld({
+      media: [
+        { path: '/talk.mp3', seconds: 5 },
+        { path: '/other.mp3', seconds: 5 },
+      ],
+    });
+    ({ h, site } = world);
   }, 60_000);
-  afterAll(async () => {
-    await h.close();
-    await site.close();
-    await openai.close();
-  });
+  afterAll(() => world?.close());
 
   it('the same Idempotency-Key with Prefer: respond-async returns the same job and holds once; another body is 422', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
@@ -278,11 +276,11 @@ describe('idempotency for queued work', () => {
       h.rest('/api/transcribe', { mediaUrl }, key, { prefer: 'respond-async', 'idempotency-key': k });
     const [a, b] = await Promise.all([send(`${site.origin}/talk.mp3`), send(`${site.origin}/talk.mp3`)]);
     expect([a.statusCode, b.statusCode]).toEqual([202, 202]);
-    expect(a.json().id).toBe(b.json().id);
+    expect(a.json<{ id: string }>().id).toBe(b.json<{ id: string }>().id);
     expect(a.headers.location).toBe(b.headers.location);
     const other = await send(`${site.origin}/other.mp3`);
     expect(other.statusCode).toBe(422);
-    expect(other.json().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(other.json<ErrorBody>().error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     // After it succeeded, the same key still answers with the same (finished) job and charges nothing more.
     await waitFor(async () => (await h.balance(accountId)).held === 0, {
       describe: 'the hold to be settled',
@@ -290,14 +288,14 @@ describe('idempotency for queued work', () => {
       interval: 100,
     });
     const again = await send(`${site.origin}/talk.mp3`);
-    expect(again.json()).toMatchObject({ id: a.json().id, status: 'SUCCEEDED' });
+    expect(again.json()).toMatchObject({ id: a.json<{ id: string }>().id, status: 'SUCCEEDED' });
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
   });
 
   it('startTranscription takes idempotencyKey with the same rules', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
     const start = (mediaUrl: string) =>
-      h.gql(
+      h.gql<{ startTranscription: { id: string } }>(
         `mutation($i: TranscribeInput!, $k: String) { startTranscription(input: $i, idempotencyKey: $k) { id } }`,
         { i: { mediaUrl }, k: 'gql-key' },
         key,

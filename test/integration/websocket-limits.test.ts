@@ -6,6 +6,7 @@ import { forgedKey, publicIdOf } from '../support/forged-key.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ErrorBody, GqlError, Connection } from '../support/bodies.js';
 
 /** The limits the WebSocket door shares with HTTP, and its own, met by real clients (ws, graphql-ws). */
 
@@ -14,7 +15,7 @@ const ONLY_SUBSCRIPTIONS = 'Only subscriptions are served over WebSocket; send q
 
 const wsUrl = (h: Harness) => `${h.url.replace('http', 'ws')}/graphql`;
 
-type Refused = { status: number; headers: IncomingHttpHeaders; body: any };
+type Refused = { status: number; headers: IncomingHttpHeaders; body: ErrorBody };
 
 /** Opens a socket as graphql-ws does (its subprotocol); the open socket, or the answer that refused the upgrade. */
 function open(h: Harness, headers: Record<string, string> = {}): Promise<WebSocket | Refused> {
@@ -53,10 +54,13 @@ function init(ws: WebSocket, payload?: Record<string, unknown>): Promise<'ack' |
 }
 
 /** The next message about operation `id`. */
+/** A graphql-transport-ws message about one operation. */
+type OperationMessage = { id: string; type: string; payload: { data?: unknown; errors: GqlError[] } };
+
 const answerTo = (ws: WebSocket, id: string) =>
-  new Promise<any>((resolve) => {
+  new Promise<OperationMessage>((resolve) => {
     const onMessage = (data: WebSocket.RawData) => {
-      const message = JSON.parse(String(data));
+      const message = JSON.parse(String(data)) as OperationMessage;
       if (message.id !== id) return;
       ws.off('message', onMessage);
       resolve(message);
@@ -66,7 +70,7 @@ const answerTo = (ws: WebSocket, id: string) =>
 
 /** A graphql-ws client's subscribe: the error codes it ends with, the first data it got, or the close event. */
 function subscribe(client: Client, query: string, variables: Record<string, unknown> = {}) {
-  return new Promise<{ codes?: (string | undefined)[]; errors?: any[]; data?: any; closed?: number }>((resolve) => {
+  return new Promise<{ codes?: (string | undefined)[]; errors?: readonly unknown[]; data?: unknown; closed?: number }>((resolve) => {
     client.subscribe(
       { query, variables },
       {
@@ -178,7 +182,7 @@ describe('the WebSocket door', () => {
         expect((await subscribe(c, query)).errors).toEqual([{ message: ONLY_SUBSCRIPTIONS, extensions: { code: 'INVALID_INPUT' } }]);
       }
       // With an operation name picking the query out of a document that has both.
-      const named = await new Promise<any>((resolve) =>
+      const named = await new Promise<unknown>((resolve) =>
         c.subscribe(
           { query: `query Me { me { id } } subscription S { jobUpdated(id: "${UNKNOWN_JOB}") { id } }`, operationName: 'Me' },
           { next: resolve, error: resolve, complete: () => resolve('complete') },
@@ -188,7 +192,7 @@ describe('the WebSocket door', () => {
     } finally {
       await c.dispose();
     }
-    expect((await h.gql('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
+    expect((await h.gql<{ me: { apiKeys: { id: string }[] } }>('{ me { apiKeys { id } } }', {}, key)).data.me.apiKeys).toHaveLength(1);
   });
 
   it('runs at most 20 subscriptions at once on one connection; the 21st is refused RATE_LIMITED until one ends', async () => {
@@ -200,7 +204,9 @@ describe('the WebSocket door', () => {
     const parse = h.rest('/api/parse', { url: `${site.origin}/slow` }, key);
     const jobId = await until(
       'the running parse',
-      async () => (await h.gql('{ jobs(first: 1) { edges { node { id status } } } }', {}, key)).data.jobs.edges[0]?.node.id as string,
+      async () =>
+        (await h.gql<{ jobs: Connection<{ id: string; status: string }> }>('{ jobs(first: 1) { edges { node { id status } } } }', {}, key))
+          .data.jobs.edges[0]?.node.id as string,
     );
     const c = client(h, key);
     const pushes: string[] = [];
@@ -209,7 +215,7 @@ describe('the WebSocket door', () => {
       c.subscribe(
         { query: `subscription($id: ID!) { jobUpdated(id: $id) { status } }`, variables: { id: jobId } },
         {
-          next: (m) => void pushes.push((m.data as any)?.jobUpdated.status),
+          next: (m) => void pushes.push((m.data as { jobUpdated: { status: string } } | null)?.jobUpdated.status ?? ''),
           error: (e) => void refusals.push(e),
           complete: () => undefined,
         },
@@ -334,7 +340,7 @@ describe('the WebSocket door’s rate limits, shared with HTTP', () => {
       await cb.dispose();
       const http = await h.rest('/api/parse', { url: 'https://video.example/x' }, b.key);
       expect(http.statusCode).toBe(429);
-      expect(http.json().error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 3, windowSeconds: 60 } });
+      expect(http.json<ErrorBody>().error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 3, windowSeconds: 60 } });
     } finally {
       await h.close();
     }

@@ -5,31 +5,26 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { startWorkers } from '../../src/root.js';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { transcribingHarness, type Harness } from '../support/harness.js';
-import { makeMedia } from '../support/media.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 
 const run = promisify(execFile);
 
 /** docker-compose.yml's split: a gateway with WORKER_CONCURRENCY=0 queues, a separate worker works. */
 describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENCY=0)', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
   let worker: JobQueue | null = null;
   beforeAll(async () => {
-    site = await startFakeSite();
-    site.file('/talk.mp3', makeMedia({ seconds: 20 }), 'audio/mpeg');
-    openai = await startFakeOpenAi();
-    h = await transcribingHarness(site, openai, { env: { WORKER_CONCURRENCY: '0' } });
+    world = await transcriptionWorld({ media: [{ path: '/talk.mp3', seconds: 20 }], env: { WORKER_CONCURRENCY: '0' } });
+    ({ h, site } = world);
   });
   afterAll(async () => {
     await worker?.stop();
-    await h?.close();
-    await site?.close();
-    await openai?.close();
+    await world?.close();
   });
 
   const JOB = `query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged } }`;
@@ -37,7 +32,7 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
   it('queues without working the job; a worker on the same database finishes it', async () => {
     expect(h.config.workerConcurrency).toBe(0);
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql(
+    const started = await h.gql<{ startTranscription: { id: string } }>(
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
       { i: { mediaUrl: `${site.origin}/talk.mp3` } },
       key,
@@ -60,8 +55,8 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
       timeout: 15_000,
     });
     expect([...new Set(gatewayWorkers().map((w) => w.queue))]).toEqual(['webhook']);
-    expect((await h.gql(JOB, { id }, key)).data.job).toEqual({ status: 'QUEUED', creditsHeld: 1, creditsCharged: 0 });
-    expect(openai.requests.length).toBe(0);
+    expect((await h.gql<{ job: unknown }>(JOB, { id }, key)).data.job).toEqual({ status: 'QUEUED', creditsHeld: 1, creditsCharged: 0 });
+    expect(world.openai.requests.length).toBe(0);
 
     // What `mediagate worker` starts: its own connection to the queue, and the workers; it records the jobs it runs.
     worker = new JobQueue(h.clientUrl, pino({ level: 'silent' }), h.config.webhooks.retryDelaySeconds);
@@ -73,7 +68,7 @@ describe('a gateway that leaves the queue to separate workers (WORKER_CONCURRENC
     await startWorkers({ ...h.services, transcription, config: { ...h.config, workerConcurrency: 1 } }, worker);
     const job = await waitFor(
       async () => {
-        const j = (await h.gql(JOB, { id }, key)).data.job;
+        const j = (await h.gql<{ job: { status: string; creditsHeld: number; creditsCharged: number } }>(JOB, { id }, key)).data.job;
         return ['SUCCEEDED', 'FAILED'].includes(j.status) && j;
       },
       { describe: 'the job to finish', timeout: 15_000, interval: 100 },

@@ -7,6 +7,7 @@ import { StreamTokens } from '../../src/modules/streams/stream-token.js';
 
 /** The source a stream URL stands for (tests hold the gateway's pepper). */
 const sourceOf = (url: string) => new StreamTokens(TEST_PEPPER).open(new URL(url).pathname.replace('/api/streams/', ''))?.sources[0].url;
+import { type ParseBody, type ErrorBody, parseBody } from '../support/bodies.js';
 
 /** The real yt-dlp program, made to fetch through the guarded proxy. */
 describe('parse through yt-dlp', () => {
@@ -49,8 +50,8 @@ describe('parse through yt-dlp', () => {
       media: { kind: 'video', container: 'mp4', delivery: 'stream', headers: null },
       metadata: { title: expect.stringContaining('Skate session'), site: site.hostPort },
     });
-    expect(sourceOf(res.json().media.url)).toBe(`${site.origin}/clip.mp4`);
-    const got = await fetchStream(h, res.json().media.url);
+    expect(sourceOf(res.json<ParseBody>().media.url)).toBe(`${site.origin}/clip.mp4`);
+    const got = await fetchStream(h, res.json<ParseBody>().media.url);
     expect(got.status).toBe(200);
     expect(
       probeBytes(got.bytes, 'mp4')
@@ -66,7 +67,7 @@ describe('parse through yt-dlp', () => {
     const before = target.connections;
     const res = await h.rest('/api/parse', { url: `${site.origin}/hop` }, key);
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('URL_NOT_ALLOWED');
+    expect(res.json<ErrorBody>().error.code).toBe('URL_NOT_ALLOWED');
     expect(target.connections).toBe(before);
     expect(await h.balance(accountId)).toEqual({ available: 2, held: 0 });
   });
@@ -75,14 +76,14 @@ describe('parse through yt-dlp', () => {
     const a = await h.account({ credits: 3 });
     const rest = await h.rest('/api/parse', { url: `${site.origin}/gallery` }, a.key);
     expect(rest.statusCode).toBe(200);
-    const body = rest.json();
+    const body = parseBody(rest);
     expect(sourceOf(body.media.url)).toBe(`${site.origin}/a.mp4`);
     expect(body.items.map((i: { url: string }) => sourceOf(i.url))).toEqual([`${site.origin}/a.mp4`, `${site.origin}/b.mp4`]);
     expect(body.itemsTotal).toBe(3);
     expect(body.items[0]).toMatchObject({ kind: 'video', title: expect.any(String), alternatives: [] });
     expect(body.credits).toEqual({ charged: 1, balance: 2 });
     const b = await h.account({ credits: 3 });
-    const gql = await h.gql(
+    const gql = await h.gql<{ parse: ParseBody }>(
       `mutation($input: ParseInput!) { parse(input: $input) { media { url } items { url kind title } itemsTotal credits { charged } } }`,
       { input: { url: `${site.origin}/gallery` } },
       b.key,
@@ -100,6 +101,6 @@ describe('parse through yt-dlp', () => {
     const { key } = await h.account();
     const res = await h.rest('/api/parse', { url: `${site.origin}/empty` }, key);
     expect(res.statusCode).toBe(422);
-    expect(res.json().error.code).toBe('NO_MEDIA_FOUND');
+    expect(res.json<ErrorBody>().error.code).toBe('NO_MEDIA_FOUND');
   });
 });

@@ -155,7 +155,7 @@ async function cancelJob(w: World, op: Op, key: KeyModel, waitRunning: boolean, 
       await sleep(50);
     }
   }
-  const res = await w.gql(
+  const res = await w.gql<{ cancelJob: { status: string; creditsHeld: number; creditsCharged: number } | null }>(
     key.secret,
     `mutation($id: ID!) { cancelJob(id: $id) { status creditsHeld creditsCharged } }`,
     { id: op.jobId },
@@ -189,7 +189,11 @@ export class Revoke extends Base {
     const acc = m.accounts[this.account % m.accounts.length];
     const target = m.liveKey(acc, this.key)!;
     const caller = m.liveKey(acc, this.key + 1)!;
-    const res = await w.gql(caller.secret, `mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`, { id: target.id });
+    const res = await w.gql<{ revokeApiKey: { id: string; revokedAt: string | null } }>(
+      caller.secret,
+      `mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`,
+      { id: target.id },
+    );
     if ('lost' in res || res.code || res.data.revokeApiKey.id !== target.id || !res.data.revokeApiKey.revokedAt) {
       throw new ModelViolation(`revokeApiKey answered ${JSON.stringify(res)}`);
     }
@@ -217,7 +221,11 @@ export class NewKey extends Base {
       acc.keys.push({ id: created.apiKey.id, secret: created.key, revoked: false });
       return;
     }
-    const res = await w.gql(caller.secret, `mutation { createApiKey(name: "model") { key apiKey { id } } }`, {});
+    const res = await w.gql<{ createApiKey: { key: string; apiKey: { id: string } } }>(
+      caller.secret,
+      `mutation { createApiKey(name: "model") { key apiKey { id } } }`,
+      {},
+    );
     if ('lost' in res || res.code) throw new ModelViolation(`createApiKey answered ${JSON.stringify(res)}`);
     acc.keys.push({ id: res.data.createApiKey.apiKey.id, secret: res.data.createApiKey.key, revoked: false });
   }

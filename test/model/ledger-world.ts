@@ -8,11 +8,13 @@ import { prepareConfig } from '../../src/local-config.js';
 import { createServices, type Services } from '../../src/root.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { TEST_PEPPER } from '../support/harness.js';
+import { page } from '../support/factories.js';
+import { gatewayProcessEnv } from '../support/gateway-env.js';
 import { makeMedia } from '../support/media.js';
 import { createTestDatabase } from '../support/test-database.js';
 import { GatewayProcess, type Exit } from './gateway-process.js';
-import { send } from '../support/send.js';
+import { send, type Reply } from '../support/send.js';
+import type { ErrorBody, GqlBody } from '../support/bodies.js';
 
 /** Timing of the gateway under test: short, so that deadlines and sweeps happen within a run. */
 export const TIMING = {
@@ -35,9 +37,14 @@ export const MEDIA = [
 
 export type Door = 'rest' | 'graphql';
 
+/** What a parse or a waited-for transcription answers, as far as the model reads it. */
+type Money = { id: string; credits: { charged: number; balance: number } };
+/** A queued transcription as the start answers it. */
+type Started = { id: string; status: string; creditsHeld: number };
+
 /** What one request through a door came back with, in the model's terms. */
 export type Answer =
-  | { kind: 'ok'; status: number; jobId: string; charged: number; balance: number; body: Record<string, any> }
+  | { kind: 'ok'; status: number; jobId: string; charged: number; balance: number; body: Record<string, unknown> }
   | { kind: 'accepted'; jobId: string; status: string; held: number }
   | { kind: 'error'; status: number; code: string; details?: Record<string, unknown> }
   /** The connection died before an answer (the gateway crashed). */
@@ -107,10 +114,7 @@ export class World {
 
   static async create(instances = 1): Promise<World> {
     const site = await startFakeSite();
-    site.page(
-      '/ok',
-      `<html><head><meta property="og:video" content="https://cdn.example/ok.mp4"><meta property="og:video:type" content="video/mp4"></head></html>`,
-    );
+    page(site, '/ok', { og: { video: 'https://cdn.example/ok.mp4', 'video:type': 'video/mp4' } });
     // A page whose server fails: the builtin provider fails with it (502 PROVIDER_ERROR).
     site.route('/broken', (_req, res) => void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded'));
     for (const m of MEDIA) site.file(m.path, makeMedia({ seconds: m.seconds }), 'audio/mpeg');
@@ -128,22 +132,8 @@ export class World {
     // Shared by the instances: with DATABASE_URL and API_KEY_PEPPER set, a gateway keeps nothing there.
     const dataDir = mkdtempSync(join(tmpdir(), 'mediagate-model-'));
     const env: Record<string, string> = {
-      NODE_ENV: 'test',
-      API_KEY_PEPPER: TEST_PEPPER,
-      DATABASE_URL: db.clientUrl,
-      MEDIAGATE_DATA_DIR: dataDir,
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      PARSE_PROVIDERS: 'builtin',
-      TRANSCRIBE_PROVIDERS: 'openai',
-      OPENAI_BASE_URL: openai.baseUrl,
-      PARSE_TIMEOUT_SECONDS: String(TIMING.parseTimeoutSeconds),
-      TRANSCRIBE_TIMEOUT_SECONDS: String(TIMING.transcribeTimeoutSeconds),
-      SWEEP_INTERVAL_SECONDS: String(TIMING.sweepIntervalSeconds),
+      ...gatewayProcessEnv({ databaseUrl: db.clientUrl, dataDir, site, openai, timing: TIMING }),
       WORKER_CONCURRENCY: '4',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      RATE_LIMIT_IP_PER_MINUTE: '1000000',
-      FFMPEG_PATH: process.env.FFMPEG_PATH ?? 'ffmpeg',
-      FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
       // The embedded database's socket server takes 16 connections, and a gateway that reaches it
       // through DATABASE_URL sizes its pools for PostgreSQL: two took 13 at their peak, the test
       // holds 3, and the server ends the rest ("Connection terminated unexpectedly", a 503). It runs
@@ -228,27 +218,28 @@ export class World {
     return `model-${process.pid}-${this.requestSeq}`;
   }
 
-  private async http(
+  private async http<T>(
     instance: number,
     method: string,
     path: string,
     headers: Record<string, string>,
     body?: unknown,
-  ): Promise<{ status: number; json: any } | { lost: string }> {
+  ): Promise<Reply<T>> {
     this.stats.requests += 1;
     this.stats.instances[instance].requests += 1;
-    return send(this.gateways[instance].url, method, path, headers, body);
+    return send<T>(this.gateways[instance].url, method, path, headers, body);
   }
 
   /** A GraphQL operation over HTTP to one instance (the next in turn unless named); the first error's code, or the data. */
-  async gql(
+  async gql<T>(
     secret: string,
     query: string,
     variables: Record<string, unknown>,
     requestId = this.nextRequestId(),
     instance = this.nextInstance(),
-  ): Promise<{ data: any; code?: string; details?: any; status: number } | { lost: string }> {
-    const res = await this.http(
+  ): Promise<{ data: T; code?: string; details?: Record<string, unknown>; status: number } | { lost: string }> {
+    // A request refused before GraphQL runs (by the HTTP layer) carries the REST error body instead.
+    const res = await this.http<GqlBody<T> & Partial<ErrorBody>>(
       instance,
       'POST',
       '/graphql',
@@ -275,7 +266,7 @@ export class World {
     if (door === 'rest') {
       const headers: Record<string, string> = { authorization: `Bearer ${secret}`, 'x-request-id': requestId };
       if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-      const res = await this.http(instance, 'POST', `/api/${operation}`, headers, body);
+      const res = await this.http<Money & Partial<ErrorBody>>(instance, 'POST', `/api/${operation}`, headers, body);
       if ('lost' in res) return { kind: 'lost', error: res.lost };
       if (res.status === 200)
         return {
@@ -290,7 +281,7 @@ export class World {
     }
     const input = operation === 'parse' ? 'ParseInput' : 'TranscribeInput';
     const fields = operation === 'parse' ? PARSE_FIELDS : TRANSCRIPTION_FIELDS;
-    const res = await this.gql(
+    const res = await this.gql<Record<string, Money>>(
       secret,
       `mutation($i: ${input}!, $k: String) { ${operation}(input: $i, idempotencyKey: $k) { ${fields} } }`,
       { i: body, k: idempotencyKey },
@@ -306,7 +297,7 @@ export class World {
   /** Queues a transcription through one instance (REST with Prefer: respond-async, or GraphQL startTranscription). */
   async start(instance: number, door: Door, secret: string, mediaUrl: string, requestId: string): Promise<Answer> {
     if (door === 'rest') {
-      const res = await this.http(
+      const res = await this.http<Started & Partial<ErrorBody>>(
         instance,
         'POST',
         '/api/transcribe',
@@ -317,7 +308,7 @@ export class World {
       if (res.status === 202) return { kind: 'accepted', jobId: res.json.id, status: res.json.status, held: res.json.creditsHeld };
       return { kind: 'error', status: res.status, code: res.json?.error?.code ?? `HTTP_${res.status}`, details: res.json?.error?.details };
     }
-    const res = await this.gql(
+    const res = await this.gql<{ startTranscription: Started }>(
       secret,
       `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id status creditsHeld } }`,
       { i: { mediaUrl } },
@@ -332,7 +323,11 @@ export class World {
 
   /** A job as its owner sees it through GraphQL. */
   async job(secret: string, id: string): Promise<{ status: string; creditsHeld: number; creditsCharged: number } | null> {
-    const res = await this.gql(secret, `query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged } }`, { id });
+    const res = await this.gql<{ job: { status: string; creditsHeld: number; creditsCharged: number } }>(
+      secret,
+      `query($id: ID!) { job(id: $id) { status creditsHeld creditsCharged } }`,
+      { id },
+    );
     return 'lost' in res || res.code ? null : res.data.job;
   }
 

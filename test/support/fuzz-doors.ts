@@ -1,12 +1,13 @@
 import fc from 'fast-check';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import type { FakeSite } from '../fakes/site.fake.js';
 import { checkGraphqlAnswer, checkLedger, checkRestError, snapshot, ContractViolation, type AccountSnapshot } from './contract-checks.js';
-import { createHarness, type Harness, type TestResponse } from './harness.js';
-import { makeMedia } from './media.js';
+import { factories, pageHtml } from './factories.js';
+import type { Harness, TestResponse } from './harness.js';
 import { waitFor } from './wait-for.js';
 import type { ErrorCode } from '../../src/errors.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { ParseBody } from './bodies.js';
+import { transcriptionWorld, type TranscriptionWorld } from './world.js';
 
 /**
  * Both doors under generated input (fast-check, fixed seed): REST bodies and headers, job and
@@ -59,9 +60,9 @@ export interface FuzzRuns {
  */
 export function describeFuzzingBothDoors(runs: FuzzRuns): void {
   describe(`fuzzing both doors (${runs.rest + runs.jobs + runs.graphql} generated requests)`, () => {
+    let world: TranscriptionWorld;
     let h: Harness;
     let site: FakeSite;
-    let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
     let member: Caller;
     let nonMember: Caller;
     let broke: Caller;
@@ -75,27 +76,23 @@ export function describeFuzzingBothDoors(runs: FuzzRuns): void {
     const seen = new Map<string, number>();
 
     beforeAll(async () => {
-      site = await startFakeSite();
-      site.file('/clip.mp4', makeMedia({ seconds: 2, video: true }), 'video/mp4');
-      site.file('/talk.mp3', makeMedia({ seconds: 2 }), 'audio/mpeg');
+      world = await transcriptionWorld({
+        media: [
+          { path: '/clip.mp4', seconds: 2, video: true },
+          { path: '/talk.mp3', seconds: 2 },
+        ],
+        pages: { '/nothing': { title: 'No media here', body: 'text' } },
+        env: { RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_IP_PER_MINUTE: '1000000' },
+      });
+      ({ h, site } = world);
       // Everything a parse needs is declared, so the accepted parses cost no probe.
       site.page(
         '/watch',
-        `<html><head><title>Clip</title><meta property="og:video" content="${site.origin}/clip.mp4"><meta property="og:video:type" content="video/mp4">` +
-          `<meta property="og:video:width" content="160"><meta property="og:video:height" content="120"><meta property="video:duration" content="2"></head></html>`,
-      );
-      site.page('/nothing', '<html><head><title>No media here</title></head><body>text</body></html>');
-      openai = await startFakeOpenAi();
-      h = await createHarness(
-        {
-          FETCH_ALLOW_HOSTS: site.hostPort,
-          TRANSCRIBE_PROVIDERS: 'openai',
-          OPENAI_BASE_URL: openai.baseUrl,
-          RATE_LIMIT_PER_MINUTE: '1000000',
-          RATE_LIMIT_IP_PER_MINUTE: '1000000',
-        },
-        undefined,
-        { queue: true },
+        pageHtml({
+          title: 'Clip',
+          og: { video: `${site.origin}/clip.mp4`, 'video:type': 'video/mp4', 'video:width': '160', 'video:height': '120' },
+          meta: { 'video:duration': '2' },
+        }),
       );
       member = await h.account({ credits: 100_000 });
       readOnly = { ...member, ...(await keyFor(member.accountId, ['read'])) };
@@ -109,21 +106,14 @@ export function describeFuzzingBothDoors(runs: FuzzRuns): void {
       const p = await h.rest('/api/parse', { url: `${site.origin}/watch` }, member.key);
       const f = await h.rest('/api/parse', { url: `${site.origin}/watch` }, other.key);
       expect([t.statusCode, p.statusCode, f.statusCode]).toEqual([200, 200, 200]);
-      ids.transcription = t.json().id;
-      ids.parse = p.json().id;
-      ids.foreign = f.json().id;
+      ids.transcription = t.json<{ id: string }>().id;
+      ids.parse = p.json<{ id: string }>().id;
+      ids.foreign = f.json<{ id: string }>().id;
     });
 
-    afterAll(async () => {
-      await h?.close();
-      await site?.close();
-      await openai?.close();
-    });
+    afterAll(() => world?.close());
 
-    const keyFor = async (accountId: string, scopes: string[]) => {
-      const created = await h.services.apiKeys.create(OPERATOR, accountId, 'fuzz', scopes);
-      return { key: created.key, keyId: created.apiKey.id };
-    };
+    const keyFor = (accountId: string, scopes: string[]) => factories(h).key({ accountId }, { scopes, name: 'fuzz' });
 
     /** Sends exactly what was generated: no content type is added to a body that names none. */
     const send = async (r: Req): Promise<TestResponse> => {
@@ -607,7 +597,7 @@ export function describeFuzzingBothDoors(runs: FuzzRuns): void {
         /^\/api\/(parse|transcribe)/.test(r.path) &&
         res.headers['content-type']?.startsWith('application/json')
       ) {
-        const charged = res.json().credits?.charged;
+        const charged = res.json<Partial<ParseBody>>().credits?.charged;
         const accountId = [member, nonMember, broke].find((c) => r.headers.authorization?.includes(c.key))?.accountId ?? member.accountId;
         const [b, a] = [before.get(accountId)!, after.get(accountId)!];
         const replay = a.jobs === b.jobs;

@@ -12,6 +12,7 @@ import { JobRepository } from '../../src/modules/jobs/job.repository.js';
 import { WebhookSecretRepository } from '../../src/modules/webhooks/webhook-secret.repository.js';
 import { createTestDatabase, type TestDatabase, type TestDatabaseKind } from './test-database.js';
 import { OPERATOR } from '../../src/modules/principal.js';
+import type { GqlError } from './bodies.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789';
 /** The metrics token of a harness in production (createHarness). */
@@ -22,7 +23,15 @@ export interface TestResponse {
   statusCode: number;
   headers: Record<string, string>;
   body: string;
-  json(): any;
+  /** The body parsed as JSON, as `T` (name it; see bodies.ts for the contract's bodies). */
+  json<T = unknown>(): T;
+}
+
+/** A GraphQL answer: `data` as the query names it, the errors in the contract's shape. */
+export interface GqlAnswer<T> {
+  status: number;
+  data: T;
+  errors?: GqlError[];
 }
 
 export interface Harness {
@@ -37,16 +46,19 @@ export interface Harness {
   /** The job queue, where the test asked for one. */
   queue?: JobQueue;
   /** An account with a key; membership and credits as asked. */
-  account(opts?: { credits?: number; member?: boolean; scopes?: string[] }): Promise<{ accountId: string; key: string; keyId: string }>;
+  account(opts?: {
+    credits?: number;
+    member?: boolean;
+    roles?: string[];
+    scopes?: string[];
+  }): Promise<{ accountId: string; key: string; keyId: string }>;
   /** The server's base URL on loopback. */
   url: string;
   request(method: string, path: string, opts?: { headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
   rest(path: string, body: unknown, key?: string | null, headers?: Record<string, string>): Promise<TestResponse>;
-  gql<T = any>(
-    query: string,
-    variables?: Record<string, unknown>,
-    key?: string | null,
-  ): Promise<{ status: number; data: T; errors?: any[] }>;
+  /** POST /graphql as a JSON body, answered whole (status, headers, body): for tests of the HTTP answer itself. */
+  graphqlRequest(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<TestResponse>;
+  gql<T = unknown>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<GqlAnswer<T>>;
   balance(accountId: string): Promise<{ available: number; held: number }>;
   /** Ledger invariants: entries sum to the balance; nothing negative. */
   ledgerSums(accountId: string): Promise<{ available: number; held: number }>;
@@ -118,7 +130,12 @@ export async function createHarness(
     const body = await res.text();
     // Every success body of the REST door is held to the served OpenAPI document.
     checkAgainstOpenApi({ method, path, status: res.status, contentType: res.headers.get('content-type'), body });
-    return { statusCode: res.status, headers: Object.fromEntries(res.headers.entries()), body, json: () => JSON.parse(body) };
+    return {
+      statusCode: res.status,
+      headers: Object.fromEntries(res.headers.entries()),
+      body,
+      json: <T>() => JSON.parse(body) as T,
+    };
   };
 
   const harness: Harness = {
@@ -139,6 +156,7 @@ export async function createHarness(
         name: 'Test account',
         credits: opts.credits ?? 10,
         membershipDays: opts.member === false ? undefined : 30,
+        roles: opts.roles,
       });
       const created = await services.apiKeys.create(OPERATOR, acc.id, 'test', opts.scopes);
       return { accountId: acc.id, key: created.key, keyId: created.apiKey.id };
@@ -155,12 +173,15 @@ export async function createHarness(
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
     },
-    async gql(query, variables, key) {
-      const res = await request('POST', '/graphql', {
+    graphqlRequest(query, variables, key) {
+      return request('POST', '/graphql', {
         headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
         body: JSON.stringify({ query, variables }),
       });
-      const body = res.json();
+    },
+    async gql(query, variables, key) {
+      const res = await harness.graphqlRequest(query, variables, key);
+      const body = res.json<{ data: never; errors?: GqlError[] }>();
       return { status: res.statusCode, data: body.data, errors: body.errors };
     },
     balance: (accountId) => services.ledger.balance(accountId),
@@ -174,11 +195,7 @@ export async function createHarness(
         );
       return { available: Number(rows[0].a), held: Number(rows[0].h) };
     },
-    sql: (query, params = []) =>
-      db.orm.em
-        .fork()
-        .getConnection()
-        .execute(query, params as any[]),
+    sql: (query, params = []) => db.orm.em.fork().getConnection().execute(query, params),
     severDatabaseConnections: () => db.severConnections(),
     async close() {
       await app.close();

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../src/errors.js';
 import type { Harness } from './harness.js';
 import { waitFor } from './wait-for.js';
+import type { EitherDoorBody, ParseBody } from './bodies.js';
 
 /** What one parse answered, whichever door it went through: the status (GraphQL's error code mapped as REST maps it). */
 export interface DoorAnswer {
@@ -32,13 +33,13 @@ export async function parseThrough(
           },
     ),
   });
-  const body = (await res.json()) as any;
+  const body = (await res.json()) as EitherDoorBody<ParseBody>;
   if (rest)
     return res.status === 200
       ? { status: 200, credits: body.credits }
-      : { status: res.status, code: body.error.code, details: body.error.details };
+      : { status: res.status, code: body.error?.code, details: body.error?.details };
   const error = body.errors?.[0];
-  if (!error) return { status: 200, credits: body.data.parse.credits };
+  if (!error) return { status: 200, credits: body.data?.parse.credits };
   const code = error.extensions.code as ErrorCode;
   return { status: ERROR_CATALOGUE[code]?.status ?? 500, code, details: error.extensions.details };
 }

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SrtParser from 'srt-parser-2';
 import webvtt from 'webvtt-parser';
-import { startFakeOpenAi } from '../fakes/openai.fake.js';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from './harness.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from './harness.js';
+import { transcriptionWorld, type FakeOpenAi, type TranscriptionWorld } from './world.js';
 
 /** Sound for 8 s, then 1.3 s of silence, again and again: speech with pauses between sentences. */
 export function speechLike(seconds: number): Buffer {
@@ -42,28 +42,22 @@ export function speechLike(seconds: number): Buffer {
  */
 export function describeRecordingSubtitles(seconds: number, pieceSeconds: number): void {
   describe(`a ${seconds / 60}-minute recording’s subtitles`, () => {
+    let world: TranscriptionWorld;
     let h: Harness;
     let site: FakeSite;
-    let openai: Awaited<ReturnType<typeof startFakeOpenAi>>;
+    let openai: FakeOpenAi;
     beforeAll(
       async () => {
-        site = await startFakeSite();
-        site.file('/recording.mp3', speechLike(seconds), 'audio/mpeg');
-        openai = await startFakeOpenAi();
-        h = await createHarness({
-          FETCH_ALLOW_HOSTS: site.hostPort,
-          TRANSCRIBE_PROVIDERS: 'openai',
-          OPENAI_BASE_URL: openai.baseUrl,
-          OPENAI_PIECE_SECONDS: String(pieceSeconds),
+        world = await transcriptionWorld({
+          media: [{ path: '/recording.mp3', bytes: speechLike(seconds) }],
+          env: { OPENAI_PIECE_SECONDS: String(pieceSeconds) },
+          queue: false,
         });
+        ({ h, site, openai } = world);
       },
       Math.max(60_000, seconds * 100),
     ); // making the audio takes longer the longer it is
-    afterAll(async () => {
-      await h?.close();
-      await site?.close();
-      await openai?.close();
-    });
+    afterAll(() => world?.close());
 
     it('keeps every SRT and WebVTT cue readable, cue by cue', async () => {
       const { key } = await h.account({ credits: 80 });

@@ -7,6 +7,12 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Service } from 'kubernetes-models/v1';
+import type { IDeploymentSpec } from 'kubernetes-models/apps/v1/DeploymentSpec';
+import type { IHorizontalPodAutoscalerSpec } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscalerSpec';
+import type { INetworkPolicySpec } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicySpec';
+import type { IPodDisruptionBudgetSpec } from 'kubernetes-models/policy/v1/PodDisruptionBudgetSpec';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IServiceSpec } from 'kubernetes-models/v1/ServiceSpec';
 import { CONFIG_VARIABLES, SECRET_VARIABLES, loadConfig } from '../../src/config.js';
 
 // The Kustomize base in deploy/kubernetes/, checked without a cluster: every object against the
@@ -19,7 +25,8 @@ const known = new Set(CONFIG_VARIABLES);
 const secrets = new Set<string>(SECRET_VARIABLES);
 
 /** The API objects the base may hold, by `apiVersion/kind`. */
-const MODELS: Record<string, new (data: any) => { validate(): void }> = {
+/** Each takes the object as read from YAML (typed `never`: any shape may come) and validates it as its kind. */
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'apps/v1/Deployment': Deployment,
   'v1/Service': Service,
   'v1/ConfigMap': ConfigMap,
@@ -72,22 +79,17 @@ function unknownFields(value: unknown, path: string): string[] {
   });
 }
 
+/** One API object of the base, as read from YAML: its spec is read as its kind's (the `spec` helpers below). */
 type Obj = {
   apiVersion: string;
   kind: string;
   metadata: { name: string; labels?: Record<string, string> };
-  spec?: any;
+  spec?: unknown;
   data?: Record<string, string>;
 };
-type Container = {
-  name: string;
-  image: string;
-  args?: string[];
-  ports?: { name?: string; containerPort: number }[];
-  env?: { name: string; value?: string; valueFrom?: any }[];
-  envFrom?: any[];
-  [probe: string]: any;
-};
+type Container = IContainer & { image: string };
+/** The spec of an object, read as its kind's (kubernetes-models' own types; the models validated the object first). */
+const specOf = <S>(o: Obj) => (o.spec ?? {}) as S;
 
 const readBase = () =>
   new Map(
@@ -126,7 +128,7 @@ function manifestProblems(files: Map<string, string>): string[] {
         continue;
       }
       try {
-        new Model(obj).validate();
+        new Model(obj as never).validate();
       } catch (err) {
         problems.push(`${where}: ${(err as Error).message}`);
       }
@@ -141,8 +143,9 @@ function manifestProblems(files: Map<string, string>): string[] {
   for (const kind of ['Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'NetworkPolicy', 'ConfigMap'])
     if (!objects.some((o) => o.kind === kind)) problems.push(`no ${kind}`);
 
-  const containerOf = (d: Obj): Container => d.spec.template.spec.containers[0];
-  const podLabels = (d: Obj): Record<string, string> => d.spec.template.metadata.labels ?? {};
+  const deployment = (d: Obj) => specOf<IDeploymentSpec>(d);
+  const containerOf = (d: Obj): Container => deployment(d).template.spec!.containers[0] as Container;
+  const podLabels = (d: Obj): Record<string, string> => deployment(d).template.metadata?.labels ?? {};
   const selects = (selector: Record<string, string> | undefined, labels: Record<string, string>) =>
     !!selector && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
   const images = new Set((kustomization.images ?? []).map((i) => i.name));
@@ -153,7 +156,7 @@ function manifestProblems(files: Map<string, string>): string[] {
     const env: Record<string, string> = {};
     for (const from of c.envFrom ?? []) {
       if (from.secretRef) problems.push(`${name}: a whole Secret as environment (secretKeyRef each variable instead)`);
-      const map = from.configMapRef ? named('ConfigMap', from.configMapRef.name) : undefined;
+      const map = from.configMapRef ? named('ConfigMap', from.configMapRef.name ?? '') : undefined;
       if (from.configMapRef && !map) problems.push(`${name}: the ConfigMap ${from.configMapRef.name} is not in the base`);
       for (const [key, value] of Object.entries(map?.data ?? {})) {
         if (!known.has(key)) problems.push(`the ConfigMap sets ${key}, which the configuration does not know`);
@@ -187,8 +190,9 @@ function manifestProblems(files: Map<string, string>): string[] {
     if (JSON.stringify(c.args) !== JSON.stringify([command]) || c.command)
       problems.push(`the ${name} does not run \`mediagate ${command}\` (args [${command}], the image's ENTRYPOINT)`);
     if (!images.has(c.image.split(':')[0])) problems.push(`the ${name}'s image ${c.image} is not the kustomization's`);
-    if (!selects(d.spec.selector?.matchLabels, podLabels(d))) problems.push(`the ${name} Deployment's selector does not match its pods`);
-    if (!d.spec.template.spec.securityContext?.runAsNonRoot) problems.push(`the ${name} may run as root`);
+    if (!selects(deployment(d).selector?.matchLabels, podLabels(d)))
+      problems.push(`the ${name} Deployment's selector does not match its pods`);
+    if (!deployment(d).template.spec?.securityContext?.runAsNonRoot) problems.push(`the ${name} may run as root`);
     if (!c.resources?.requests?.memory || !c.resources?.limits?.memory) problems.push(`the ${name} has no memory request and limit`);
     try {
       const config = loadConfig(envOf(d, name));
@@ -197,7 +201,7 @@ function manifestProblems(files: Map<string, string>): string[] {
         problems.push('the gateway works the queue beside the workers (WORKER_CONCURRENCY is not 0)');
       if (name === 'worker' && config.workerConcurrency < 1) problems.push('the worker works nothing');
       const preStop = Number(c.lifecycle?.preStop?.exec?.command?.[1] ?? c.lifecycle?.preStop?.sleep?.seconds ?? 0);
-      const grace = d.spec.template.spec.terminationGracePeriodSeconds ?? 30;
+      const grace = deployment(d).template.spec?.terminationGracePeriodSeconds ?? 30;
       if (grace <= config.shutdownGraceMs / 1000 + preStop)
         problems.push(
           `the ${name}'s terminationGracePeriodSeconds (${grace}) is not above SHUTDOWN_GRACE_SECONDS (${config.shutdownGraceMs / 1000}) plus the preStop pause (${preStop})`,
@@ -211,8 +215,8 @@ function manifestProblems(files: Map<string, string>): string[] {
       )
         problems.push(`the gateway's port named metrics is not METRICS_PORT (${config.metricsPort})`);
       // The temporary volume holds what transcriptions may put there (their budget) and room for the rest (probes, yt-dlp).
-      const mounts: { name: string; mountPath: string }[] = c.volumeMounts ?? [];
-      const volumes: { name: string; emptyDir?: { sizeLimit?: string } }[] = d.spec.template.spec.volumes ?? [];
+      const mounts = c.volumeMounts ?? [];
+      const volumes = deployment(d).template.spec?.volumes ?? [];
       const tmp = mounts.find((m) => m.mountPath === '/tmp');
       const volume = volumes.find((v) => v.name === tmp?.name);
       const size = quantityBytes(volume?.emptyDir?.sizeLimit);
@@ -229,38 +233,42 @@ function manifestProblems(files: Map<string, string>): string[] {
   // The gateway's probes, and what routes to it.
   const g = containerOf(gateway);
   const port = g.ports?.[0];
-  const probe = (kind: string) => g[kind]?.httpGet as { path: string; port: string | number } | undefined;
+  const probe = (kind: 'readinessProbe' | 'livenessProbe') => g[kind]?.httpGet;
   const isGatewayPort = (p: string | number | undefined) => p !== undefined && (p === port?.name || p === port?.containerPort);
   if (probe('readinessProbe')?.path !== '/readyz' || !isGatewayPort(probe('readinessProbe')?.port))
     problems.push('the gateway is not ready by /readyz on its port');
   if (probe('livenessProbe')?.path !== '/healthz' || !isGatewayPort(probe('livenessProbe')?.port))
     problems.push('the gateway is not live by /healthz on its port');
-  const service = objects.find((o) => o.kind === 'Service');
-  if (service && (!selects(service.spec.selector, podLabels(gateway)) || selects(service.spec.selector, podLabels(worker))))
+  const found = objects.find((o) => o.kind === 'Service');
+  const service = found && specOf<IServiceSpec>(found);
+  if (service && (!selects(service.selector, podLabels(gateway)) || selects(service.selector, podLabels(worker))))
     problems.push('the Service does not select the gateways alone');
-  if (service && !service.spec.ports?.every((p: { targetPort: string | number }) => isGatewayPort(p.targetPort)))
-    problems.push("the Service does not target the gateway's port");
-  const hpa = objects.find((o) => o.kind === 'HorizontalPodAutoscaler');
-  if (hpa && (hpa.spec.scaleTargetRef.kind !== 'Deployment' || hpa.spec.scaleTargetRef.name !== gateway.metadata.name))
+  if (service && !service.ports?.every((p) => isGatewayPort(p.targetPort))) problems.push("the Service does not target the gateway's port");
+  const hpaObject = objects.find((o) => o.kind === 'HorizontalPodAutoscaler');
+  const hpa = hpaObject && specOf<IHorizontalPodAutoscalerSpec>(hpaObject);
+  if (hpa && (hpa.scaleTargetRef.kind !== 'Deployment' || hpa.scaleTargetRef.name !== gateway.metadata.name))
     problems.push('the HorizontalPodAutoscaler does not scale the gateway');
-  if (hpa && gateway.spec.replicas !== undefined) problems.push('the gateway Deployment sets replicas, which the autoscaler owns');
-  const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget');
-  if (pdb && !selects(pdb.spec.selector?.matchLabels, podLabels(gateway)))
-    problems.push('the PodDisruptionBudget does not cover the gateways');
+  if (hpa && deployment(gateway).replicas !== undefined) problems.push('the gateway Deployment sets replicas, which the autoscaler owns');
+  const pdbObject = objects.find((o) => o.kind === 'PodDisruptionBudget');
+  const pdb = pdbObject && specOf<IPodDisruptionBudgetSpec>(pdbObject);
+  if (pdb && !selects(pdb.selector?.matchLabels, podLabels(gateway))) problems.push('the PodDisruptionBudget does not cover the gateways');
 
   // The network: each process's pods fenced, the gateway open on its port, the way out to what it needs.
   for (const [name, d] of [
     ['gateway', gateway],
     ['worker', worker],
   ] as const) {
-    const policy = objects.find((o) => o.kind === 'NetworkPolicy' && selects(o.spec.podSelector?.matchLabels, podLabels(d)));
+    const policy = objects
+      .filter((o) => o.kind === 'NetworkPolicy')
+      .map((o) => specOf<INetworkPolicySpec>(o))
+      .find((spec) => selects(spec.podSelector?.matchLabels, podLabels(d)));
     if (!policy) {
       problems.push(`no NetworkPolicy selects the ${name}`);
       continue;
     }
-    if (!['Ingress', 'Egress'].every((t) => policy.spec.policyTypes?.includes(t)))
+    if (!(['Ingress', 'Egress'] as const).every((t) => policy.policyTypes?.includes(t)))
       problems.push(`the ${name}'s NetworkPolicy does not fence both directions`);
-    const ingressPorts = (policy.spec.ingress ?? []).flatMap((r: any) => (r.ports ?? [{ port: undefined }]).map((p: any) => p.port));
+    const ingressPorts = (policy.ingress ?? []).flatMap((r) => (r.ports ?? [{ port: undefined }]).map((p) => p.port));
     // Its port, and the metrics port (METRICS_PORT) for Prometheus: the Service exposes the first alone.
     const metricsPort = g.ports?.find((p) => p.name === 'metrics');
     const admitted = (p: string | number | undefined) =>
@@ -268,18 +276,18 @@ function manifestProblems(files: Map<string, string>): string[] {
     if (name === 'gateway' && (!ingressPorts.length || !ingressPorts.every(admitted)))
       problems.push("the gateway's NetworkPolicy does not admit its port (and its metrics port) alone");
     if (name === 'worker' && ingressPorts.length) problems.push("the worker's NetworkPolicy admits connections");
-    const egress: any[] = policy.spec.egress ?? [];
+    const egress = policy.egress ?? [];
     const reaches = (port: number, protocol = 'TCP') =>
-      egress.some((r) => r.ports?.some((p: any) => p.port === port && (p.protocol ?? 'TCP') === protocol));
+      egress.some((r) => r.ports?.some((p) => p.port === port && (p.protocol ?? 'TCP') === protocol));
     for (const [what, p, protocol] of [
       ['DNS', 53, 'UDP'],
       ['PostgreSQL', 5432, 'TCP'],
       ['Redis', 6379, 'TCP'],
     ] as const)
       if (!reaches(p, protocol)) problems.push(`the ${name} cannot reach ${what}`);
-    const internet = egress.find((r) => !r.ports && r.to?.some((t: any) => t.ipBlock?.cidr === '0.0.0.0/0'));
+    const internet = egress.find((r) => !r.ports && r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0'));
     if (!internet) problems.push(`the ${name} cannot reach the internet for pages and media`);
-    else if (!['10.0.0.0/8', '169.254.0.0/16'].every((c) => internet.to.some((t: any) => t.ipBlock?.except?.includes(c))))
+    else if (!['10.0.0.0/8', '169.254.0.0/16'].every((c) => internet.to?.some((t) => t.ipBlock?.except?.includes(c))))
       problems.push(`the ${name}'s way to the internet also reaches private addresses`);
   }
   return problems;
@@ -308,10 +316,12 @@ describe('deploy/kubernetes', () => {
     const container = { name: 'gateway', image: 'mediagate', ports: [{ containerPort: 'http' }] };
     const broken = new Deployment({
       metadata: { name: 'x' },
-      spec: { selector: {}, template: { spec: { containers: [container as any] } } },
+      // @ts-expect-error a port by name where the API wants a number: what validation must catch
+      spec: { selector: {}, template: { spec: { containers: [container] } } },
     });
     expect(() => broken.validate()).toThrow(/containerPort must be integer/);
-    expect(() => new Deployment({ metadata: { name: 'x' }, spec: { template: {} } as any }).validate()).toThrow(/selector/);
+    // @ts-expect-error no selector: what validation must catch
+    expect(() => new Deployment({ metadata: { name: 'x' }, spec: { template: {} } }).validate()).toThrow(/selector/);
   });
 
   const swap = (file: string, from: string | RegExp, to: string) => {

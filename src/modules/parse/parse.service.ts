@@ -3,22 +3,14 @@ import type { Config } from '../../config.js';
 import type { GuardedHttpClient } from '../../net/guarded-client.js';
 import type { CircuitBreakers } from '../../providers/circuit-breakers.js';
 import { runWithFailover, type FailoverLog } from '../../providers/provider-failover.js';
-import {
-  PARSE_MODES,
-  PARSE_QUALITIES,
-  type MediaFormat,
-  type ParseMode,
-  type ParseProvider,
-  type ParseQuality,
-  type ParseResult,
-} from '../../providers/parse/parse.types.js';
+import { PARSE_MODES, PARSE_QUALITIES, type MediaFormat, type ParseProvider, type ParseResult } from '../../providers/parse/parse.types.js';
 import { parsePolicy } from './parse.policy.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { idempotencyFor } from '../tasks/idempotency.js';
 import { successBody } from '../jobs/job.result.js';
 import type { TaskRunner } from '../tasks/task-runner.js';
 import { dropNulls, httpUrl, validate } from '../validation.js';
-import { AUDIO_FORMATS, type AudioFormat } from '../../media/stream-recipe.js';
+import { AUDIO_FORMATS } from '../../media/stream-recipe.js';
 import { planDelivery } from '../streams/stream-plan.js';
 import type { StreamTokens } from '../streams/stream-token.js';
 import type { MediaFormatBody, ParseResponseBody, ParseResultBody } from '../../types/contract/parse.js';

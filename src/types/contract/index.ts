@@ -15,7 +15,7 @@ export function contractComponents(): Record<string, object> {
     unrepresentable: 'any',
   });
   const descriptions = new Map<string, string>();
-  for (const [schema, meta] of contractEntries()) if (meta.description) descriptions.set(meta.id, meta.description);
+  for (const [, meta] of contractEntries()) if (meta.description) descriptions.set(meta.id, meta.description);
   const out: Record<string, object> = {};
   // By name: the order modules happen to register them in is not the document's business.
   for (const [id, schema] of Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))) {
