@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -338,6 +338,7 @@ try {
       key: keys.gateway.hot,
       pageUrl: `${page.url}/stream`,
       fileUrl: `${page.url}/stream.mp4`,
+      sourceBytes: statSync(streamFile).size,
       parallel: 4,
     });
     console.log(

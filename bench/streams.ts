@@ -33,8 +33,11 @@ export interface StreamRow {
   scenario: string;
   streams: number;
   status: string;
-  'MB each': number;
-  'MB/s each': number;
+  /** What each caller received. */
+  'MB out each': number;
+  's each': number;
+  /** The source's bytes each stream went through per second (the whole file, whatever came out of it). */
+  'source MB/s each': number;
   '÷ plain': number | string;
   'CPU ms per stream': number;
   'gateway RSS MB': number;
@@ -86,6 +89,8 @@ export async function runStreams(opts: {
   key: string;
   pageUrl: string;
   fileUrl: string;
+  /** The source file's size: every stream reads all of it. */
+  sourceBytes: number;
   parallel: number;
 }): Promise<StreamRow[]> {
   const rows: StreamRow[] = [];
@@ -107,14 +112,16 @@ export async function runStreams(opts: {
       const seconds = (performance.now() - started) / 1000;
       const { rssMb, cpuMs } = watch.stop();
       const mbEach = sizes.reduce((a, b) => a + b, 0) / streams / 1e6;
-      const rate = mbEach / seconds;
+      // Streams run side by side: each took the whole stretch.
+      const rate = opts.sourceBytes / 1e6 / seconds;
       if (!c.request && streams === 1) plainRate = rate;
       rows.push({
         scenario: c.scenario,
         streams,
         status,
-        'MB each': round(mbEach),
-        'MB/s each': round(rate),
+        'MB out each': round(mbEach),
+        's each': round(seconds, 2),
+        'source MB/s each': round(rate),
         '÷ plain': c.request && plainRate ? round(rate / plainRate, 2) : '—',
         // The plain download is the page server's work, not the gateway's.
         'CPU ms per stream': c.request ? Math.round(cpuMs / streams) : 0,
