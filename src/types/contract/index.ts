@@ -54,11 +54,35 @@ function tidy(node: unknown): unknown {
   return out;
 }
 
-/** One response body's schema, whole (its components inlined where used), for Fastify's serializer and for validators. */
+/**
+ * One response body's schema, whole (its components inlined where used), for Fastify's serializer:
+ * a nullable value is written `type: [T, 'null']` rather than zod's `anyOf: [T, null]`, which
+ * fast-json-stringify would settle by validating every value against each branch (measured by the
+ * bench: REST parse 577 req/s with anyOf, 729 without any response schema).
+ */
 export function standaloneSchema(schema: z.ZodType): object {
   const { $schema: _schema, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Record<
     string,
     unknown
   >;
-  return rest;
+  return withoutNullBranches(rest) as object;
+}
+
+/** `anyOf: [X, { type: 'null' }]` as X with 'null' among its types, wherever X names one type. */
+function withoutNullBranches(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutNullBranches);
+  if (!node || typeof node !== 'object') return node;
+  const n = node as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(n)) out[k] = withoutNullBranches(v);
+  const branches = out.anyOf as Record<string, unknown>[] | undefined;
+  if (Array.isArray(branches) && branches.length === 2) {
+    const nullAt = branches.findIndex((b) => b.type === 'null' && Object.keys(b).length === 1);
+    const other = branches[1 - nullAt];
+    if (nullAt >= 0 && typeof other?.type === 'string') {
+      const { anyOf: _anyOf, ...restOfNode } = out;
+      return { ...restOfNode, ...other, type: [other.type, 'null'] };
+    }
+  }
+  return out;
 }
