@@ -18,6 +18,7 @@ import { registerRestRoutes } from './rest/routes.js';
 import { registerSessionRoutes } from './rest/session.routes.js';
 import { registerStreamRoutes } from './rest/streams.routes.js';
 import type { Services } from './modules/services.js';
+import { loggedRequest } from './logger.js';
 import { enterRequest } from './request-scope.js';
 
 export interface AppDeps {
@@ -34,7 +35,8 @@ export async function buildApp({ services, orm, resolvers }: AppDeps): Promise<F
   const { config, log } = services;
   const trustProxy = trustFunction(config.trustProxy);
   const app = Fastify({
-    loggerInstance: log as FastifyBaseLogger,
+    // Fastify's request lines, with a stream URL's token left out (loggedRequest).
+    loggerInstance: log.child({}, { serializers: { req: loggedRequest } }) as FastifyBaseLogger,
     // req.ip: the client named by trusted proxies in X-Forwarded-For (TRUST_PROXY), else the peer.
     trustProxy: config.trustProxy === null ? false : trustProxy,
     // A caller's request id is kept when it is harmless, so logs can be joined across systems.

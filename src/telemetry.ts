@@ -3,6 +3,7 @@ import type { ExportResult } from '@opentelemetry/core';
 import type { ResourceDetector } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Config } from './config.js';
+import { withoutStreamTokens } from './logger.js';
 
 /** The attribute that ties a trace to the request id callers see in `x-request-id` and in logs. */
 export const REQUEST_ID_ATTRIBUTE = 'mediagate.request_id';
@@ -241,6 +242,7 @@ export function redactor(secrets: readonly string[]): (key: string, value: Attri
       .replace(/\bmg_(live|test)_[A-Za-z0-9_]+/g, `mg_$1_${REDACTED}`)
       .replace(/\bwhsec_[A-Za-z0-9+/=]+/g, `whsec_${REDACTED}`)
       .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, `$1 ${REDACTED}`);
+    out = withoutStreamTokens(out);
     for (const secret of secrets) out = out.replaceAll(secret, REDACTED);
     return out;
   };

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { createLogger, REDACT_PATHS } from '../../src/logger.js';
+import { parseBody } from '../support/bodies.js';
 import { transcriptionWorld } from '../support/world.js';
 
 describe('secrets', () => {
@@ -23,12 +24,21 @@ describe('secrets', () => {
       queue: false,
     });
     const { h, site } = world;
+    let streamUrl = '';
     try {
       const { key } = await h.account({ credits: 5 });
       await h.rest('/api/parse', { url: `${site.origin}/missing` }, key);
       await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/a.mp3` }, key); // the provider refuses our key
       await h.rest('/api/parse', { url: 'https://x.example/' }, `${key.slice(0, -1)}Z`);
       await h.gql('{ me { id } }', {}, key);
+      // A stream URL is a credential for its lifetime: its token never reaches the logs either.
+      const streamed = await h.rest('/api/parse', { url: `${site.origin}/a.mp3`, stream: true }, key);
+      expect(streamed.statusCode).toBe(200);
+      streamUrl = parseBody(streamed).media.url;
+      const path = new URL(streamUrl).pathname;
+      expect(path).toMatch(/^\/api\/streams\/.{40,}/);
+      expect((await h.request('GET', path)).statusCode).toBe(200);
+      expect((await h.request('GET', `${path}x`)).statusCode).toBe(404);
     } finally {
       await world.close();
     }
@@ -37,6 +47,8 @@ describe('secrets', () => {
     expect(log).toContain('provider failed');
     expect(log).not.toMatch(/mg_live_[0-9A-Za-z]{12}_[0-9A-Za-z]{10}/);
     expect(log).not.toContain('sk-provider-secret-1234');
+    expect(log).toContain('/api/streams/');
+    expect(log).not.toContain(new URL(streamUrl).pathname.slice('/api/streams/'.length, '/api/streams/'.length + 24));
   });
 
   it('the logger censors authorization headers and key fields wherever they appear', () => {

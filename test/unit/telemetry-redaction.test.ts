@@ -17,6 +17,12 @@ describe('what leaves the process in a span attribute', () => {
     expect(redact('db.query.text', `update job set result = '{"url":"https://x/?t=1"}'::jsonb`)).toBe('update job set result = ?::jsonb');
   });
 
+  it('drops the token of a stream URL, a credential for its lifetime, from paths and URLs', () => {
+    expect(redact('url.path', '/api/streams/AbC-123_xyz.token')).toBe('/api/streams/[redacted]');
+    expect(redact('http.url', 'http://gw.example/api/streams/AbC-123?x=1')).toBe('http://gw.example/api/streams/[redacted]?x=REDACTED');
+    expect(redact('span.name', 'GET /api/streams/:token')).toBe('GET /api/streams/:token');
+  });
+
   it('drops URL passwords and query values, keys and secrets wherever they appear', () => {
     expect(redact('url.full', 'https://cdn.example/v.mp4?token=abc&sig')).toBe('https://cdn.example/v.mp4?token=REDACTED&REDACTED');
     expect(redact('url.query', '?a=1&b=2')).toBe('?a=REDACTED&b=REDACTED');
