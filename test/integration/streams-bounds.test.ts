@@ -122,7 +122,7 @@ describe('streams: bounds and refusals', () => {
     const path = streamPath(body.media.url);
     const token = path.slice('/api/streams/'.length);
     const altered = token.slice(0, 30) + (token[30] === 'A' ? 'B' : 'A') + token.slice(31);
-    for (const bad of [`/api/streams/${'x'.repeat(80)}`, `/api/streams/${altered}`, '/api/streams/']) {
+    for (const bad of [`/api/streams/${'x'.repeat(80)}`, `/api/streams/${altered}`, `/api/streams/${token}x`, '/api/streams/']) {
       const res = await h.request('GET', bad);
       expect({ bad, status: res.statusCode }).toEqual({ bad, status: 404 });
       expect(res.json<ErrorBody>().error.code).toBe('NOT_FOUND');

@@ -52,7 +52,8 @@ export class StreamTokens {
   open(token: string): StreamGrant | null {
     if (!/^[A-Za-z0-9_-]{40,16000}$/.test(token)) return null;
     const sealed = Buffer.from(token, 'base64url');
-    if (sealed.length < 12 + 16 + 1) return null;
+    // One spelling per token: trailing characters base64 would ignore make another URL, refused.
+    if (sealed.length < 12 + 16 + 1 || sealed.toString('base64url') !== token) return null;
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.key, sealed.subarray(0, 12));
       decipher.setAuthTag(sealed.subarray(sealed.length - 16));
