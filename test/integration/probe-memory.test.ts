@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { GatewayProcess } from '../model/gateway-process.js';
-import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
+import { gatewayProcessBaseEnv } from '../support/gateway-env.js';
+import { createHarness, type Harness } from '../support/harness.js';
 import { bigMoovMp4, holding, probeFigures, served, videoPage } from '../support/hostile-media.js';
 import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
@@ -72,18 +73,10 @@ describe.each(TEST_DATABASES)('ten hostile mute parses at once against a gateway
     h = await createHarness({}, undefined, { database });
     dataDir = mkdtempSync(join(tmpdir(), 'mediagate-probe-memory-'));
     gateway = await GatewayProcess.start({
-      NODE_ENV: 'test',
-      API_KEY_PEPPER: TEST_PEPPER,
-      DATABASE_URL: h.clientUrl,
+      ...gatewayProcessBaseEnv({ databaseUrl: h.clientUrl, dataDir, site }),
       // The embedded database is served by this process, one statement at a time: one connection, and no job workers polling it.
       DATABASE_POOL_SIZE: h.database.embedded ? '1' : '4',
       WORKER_CONCURRENCY: '0',
-      MEDIAGATE_DATA_DIR: dataDir,
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      PARSE_PROVIDERS: 'builtin',
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_IP_PER_MINUTE: '100000',
-      FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
     });
   }, 120_000);
   afterAll(async () => {

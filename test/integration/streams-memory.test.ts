@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { cachedPath } from '../support/fixture-cache.js';
 import { GatewayProcess } from '../model/gateway-process.js';
-import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
+import { gatewayProcessBaseEnv } from '../support/gateway-env.js';
+import { createHarness, type Harness } from '../support/harness.js';
 import { streamPath } from '../support/streams.js';
 import type { JobBody } from '../support/bodies.js';
 
@@ -63,16 +64,9 @@ describe('streams: memory over a 30-minute file', () => {
     h = await createHarness({});
     dataDir = mkdtempSync(join(tmpdir(), 'mediagate-stream-memory-'));
     gateway = await GatewayProcess.start({
-      NODE_ENV: 'test',
-      API_KEY_PEPPER: TEST_PEPPER,
-      DATABASE_URL: h.clientUrl,
+      ...gatewayProcessBaseEnv({ databaseUrl: h.clientUrl, dataDir, site }),
       DATABASE_POOL_SIZE: h.database.embedded ? '1' : '4',
       WORKER_CONCURRENCY: '0',
-      MEDIAGATE_DATA_DIR: dataDir,
-      FETCH_ALLOW_HOSTS: site.hostPort,
-      PARSE_PROVIDERS: 'builtin',
-      FFMPEG_PATH: process.env.FFMPEG_PATH ?? 'ffmpeg',
-      FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
     });
   }, 120_000);
   afterAll(async () => {
