@@ -343,7 +343,7 @@ describe('bad upstreams', () => {
     const harnessFor = async (fault: Fault) => {
       const deadlines =
         fault === 'trickle'
-          ? { PARSE_TIMEOUT_SECONDS: '1', TRANSCRIBE_TIMEOUT_SECONDS: '4' }
+          ? { PARSE_TIMEOUT_SECONDS: '1', TRANSCRIBE_TIMEOUT_SECONDS: '2' }
           : { PARSE_TIMEOUT_SECONDS: '30', TRANSCRIBE_TIMEOUT_SECONDS: '30' };
       const which = fault === 'trickle' ? 'short' : 'long';
       if (!harnesses.has(which))

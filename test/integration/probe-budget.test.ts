@@ -34,7 +34,8 @@ import type { ParseBody, EitherDoorBody } from '../support/bodies.js';
 const KiB = 1024;
 const PART = 512 * KiB;
 const MEMORY = 2048 * KiB;
-const PROBE_TIMEOUT_SECONDS = 8;
+// Long enough for an MPEG-TS file read end to end on a busy machine; the held probes wait all of it.
+const PROBE_TIMEOUT_SECONDS = 5;
 const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
   status media { url kind width height durationSeconds codecs hasAudio } credits { charged balance } } }`;
 

@@ -149,35 +149,49 @@ describe('webhooks for jobs (Standard Webhooks)', () => {
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 0 });
   });
 
-  it('takes webhookUrl in the REST body with Prefer: respond-async, and retries a receiver that fails or hangs', async () => {
+  it('takes webhookUrl in the REST body with Prefer: respond-async, and retries a receiver that fails, hangs or cuts the connection', async () => {
     const { key } = await h.account({ credits: 5 });
     const secret = await secretOf(key);
-    receiver.script('/flaky', [500, 'hang', 'cut', 200]);
-    const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}/flaky` }, key, {
-      prefer: 'respond-async',
-    });
-    expect(res.statusCode).toBe(202);
-    expect(jobBody(res).webhook).toEqual({ url: `${receiver.origin}/flaky`, attempts: [] });
-    const deliveries = await until('four attempts', () => delivered('/flaky', 4), 30_000);
-    // One event: the same id on every retry, each attempt signed anew and valid.
-    expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
-    for (const d of deliveries) expect(verifyReference(secret, d.headers, d.body)).toBe(true);
-    const attempts = await until('four recorded attempts', async () => {
-      const body = jobBody(
-        await h.request('GET', `/api/jobs/${res.json<{ id: string }>().id}`, { headers: { authorization: `Bearer ${key}` } }),
-      );
-      return body.webhook!.attempts.length >= 4 && body.webhook!.attempts;
-    });
-    expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
+    // Two jobs at once, so that the retries' waits overlap: one receiver fails then hangs, the other
+    // cuts the connection; both take the last attempt.
+    const scripts = { '/flaky': [500, 'hang', 200], '/cut': ['cut', 200] } as const;
+    const jobs = await Promise.all(
+      Object.entries(scripts).map(async ([path, script]) => {
+        receiver.script(path, [...script]);
+        const res = await h.rest('/api/transcribe', { mediaUrl: `${site.origin}/talk.mp3`, webhookUrl: `${receiver.origin}${path}` }, key, {
+          prefer: 'respond-async',
+        });
+        expect(res.statusCode).toBe(202);
+        expect(jobBody(res).webhook).toEqual({ url: `${receiver.origin}${path}`, attempts: [] });
+        return { path, id: res.json<{ id: string }>().id, attempts: script.length };
+      }),
+    );
+    const recorded = await Promise.all(
+      jobs.map(async ({ path, id, attempts: n }) => {
+        const deliveries = await until(`${n} attempts at ${path}`, () => delivered(path, n), 30_000);
+        // One event: the same id on every retry, each attempt signed anew and valid.
+        expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
+        for (const d of deliveries) expect(verifyReference(secret, d.headers, d.body)).toBe(true);
+        return until(`${n} recorded attempts for ${path}`, async () => {
+          const body = jobBody(await h.request('GET', `/api/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } }));
+          return body.webhook!.attempts.length >= n && body.webhook!.attempts;
+        });
+      }),
+    );
+    const [flaky, cut] = recorded;
+    expect(flaky.map((a) => [a.attempt, a.statusCode])).toEqual([
       [1, 500],
       [2, null],
-      [3, null],
-      [4, 200],
+      [3, 200],
     ]);
-    expect(attempts[0].error).toBe('The receiver answered 500.');
-    expect(attempts[1].error).toBe('The receiver did not answer in time.');
-    expect(attempts[2].error).toBe('The receiver could not be reached: the server closed the connection.');
-    expect(JSON.stringify(attempts)).not.toContain('receiver-internal-text');
+    expect(flaky[0].error).toBe('The receiver answered 500.');
+    expect(flaky[1].error).toBe('The receiver did not answer in time.');
+    expect(cut.map((a) => [a.attempt, a.statusCode])).toEqual([
+      [1, null],
+      [2, 200],
+    ]);
+    expect(cut[0].error).toBe('The receiver could not be reached: the server closed the connection.');
+    expect(JSON.stringify(recorded)).not.toContain('receiver-internal-text');
   }, 40_000);
 
   it('announces a canceled job, and a failed one with its error', async () => {
