@@ -25,6 +25,8 @@ export interface RangeReaderOptions {
   maxRunBytes?: number;
   /** Where the bytes held are counted; a request it cannot cover fails with MemoryBudgetError. */
   memory?: MemoryLease;
+  /** Sent with every request besides its Range (the page as Referer, as its player would send it). */
+  headers?: Record<string, string>;
 }
 
 /** The server answered the first Range request with the whole of a file larger than a block: it cannot be read in parts. */
@@ -288,7 +290,7 @@ export class RangeReader {
     const first = !this.size;
     const res = await this.client
       .request(this.url, {
-        headers: { range: `bytes=${from}-${to - 1}` },
+        headers: { ...this.options.headers, range: `bytes=${from}-${to - 1}` },
         signal: this.signal,
         timeoutMs: this.options.timeoutMs,
         // A server may send the whole file instead of the part: never more than the part is read.

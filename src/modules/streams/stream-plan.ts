@@ -1,5 +1,6 @@
 import { streamRecipe, type AudioFormat, type StreamProcessing } from '../../media/stream-recipe.js';
 import type { MediaFormat, ParseItem, ParseMode, ParseResult } from '../../providers/parse/parse.types.js';
+import { mediaRequestHeaders } from '../../providers/parse/request-headers.js';
 import type { StreamSource, StreamTokens } from './stream-token.js';
 
 /** Who a parse's streams belong to and how they are to be made. */
@@ -114,9 +115,7 @@ function alreadyIn(f: MediaFormat, format: AudioFormat): boolean {
 
 /** A format as a stream's input: its URL, the headers the provider reported, and the page as Referer unless it named one. */
 function sourceOf(f: MediaFormat, pageUrl: string): StreamSource {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(f.headers ?? {})) headers[name.toLowerCase()] = value;
-  headers.referer ??= pageUrl;
+  const headers = mediaRequestHeaders(f, pageUrl);
   const manifest = f.container === 'm3u8' || f.container === 'mpd' ? f.container : null;
   return { url: f.url, headers, manifest, codecs: f.codecs, container: f.container };
 }

@@ -6,8 +6,10 @@ import { classifyDirectMedia } from './direct-media.js';
 import { rankByQuality } from './format-selection.js';
 import { buildMedia, chooseItems, type ItemSource, type PictureSource } from './item-assembly.js';
 import { ManifestError, manifestKind, readDash, readHls, type ManifestReading } from './manifest.reader.js';
+import type { StreamFacts } from '../../media/ffmpeg.js';
 import { applyProbe, type MediaProber } from './media-prober.js';
 import { extractPage } from './page-extractor.js';
+import { mediaRequestHeaders } from './request-headers.js';
 import type {
   CoverImage,
   MediaFormat,
@@ -38,6 +40,9 @@ const MAX_MANIFESTS = 4;
 
 const isManifest = (f: MediaFormat) => f.container === 'm3u8' || f.container === 'mpd';
 
+/** Reads one format's facts for this parse (its account's budget, its page as Referer). */
+type Probe = (format: MediaFormat) => Promise<StreamFacts | null>;
+
 /** What the page (or the media URL itself) offers before a format is chosen. */
 interface Offer {
   sources: ItemSource[];
@@ -49,6 +54,8 @@ interface Offer {
   direct: boolean;
   /** The page named its media only in AMP players, links or embedded JSON: it is used once read. */
   hidden: boolean;
+  /** The page the media was found on (after redirects), sent as Referer when reading it; null for a URL that is media itself. */
+  pageUrl: string | null;
 }
 
 /**
@@ -66,7 +73,9 @@ export class BuiltinParseProvider implements ParseProvider {
     const { signal, mode, quality, accountId } = request;
     const offer = await this.offer(request);
     const probed = new Set<string>();
-    if (offer.hidden) offer.sources = await this.readHidden(offer.sources, mode, signal, probed, accountId);
+    // Every read after the page's is made as its player would make it, with the page as Referer.
+    const probe = (format: MediaFormat) => this.options.prober.probe(format, signal, accountId, offer.pageUrl);
+    if (offer.hidden) offer.sources = await this.readHidden(offer.sources, mode, probed, probe);
     try {
       await this.expandManifests(offer, signal);
     } catch (err) {
@@ -77,9 +86,9 @@ export class BuiltinParseProvider implements ParseProvider {
       });
     }
     if (!offer.sources.length) throw new ProviderError(this.name, 'no_media', 'The page declares no video or audio.');
-    if (mode === 'mute') await this.findSound(offer.sources, quality, signal, probed, accountId, 'silent');
+    if (mode === 'mute') await this.findSound(offer.sources, quality, probed, probe, 'silent');
     // No audio-only format and no separate track: a video known to have sound is what the audio can be taken from.
-    if (mode === 'audio') await this.findSound(offer.sources, quality, signal, probed, accountId, 'sound');
+    if (mode === 'audio') await this.findSound(offer.sources, quality, probed, probe, 'sound');
     const chosen = chooseItems(this.name, offer.sources, mode, quality);
     const { source, selection } = chosen[0];
     const media = selection.media;
@@ -87,7 +96,7 @@ export class BuiltinParseProvider implements ParseProvider {
       media.durationSeconds ?? source.durationSeconds ?? (offer.sources.length === 1 ? offer.metadata.durationSeconds : null);
     // A direct URL says nothing about itself; a page's pick may lack its size or length.
     if (!probed.has(media.url) && (offer.direct || (media.kind === 'video' && media.height === null) || declaredDuration === null)) {
-      applyProbe(media, await this.options.prober.probe(media, signal, accountId));
+      applyProbe(media, await probe(media));
     }
     const built = buildMedia(chosen, offer.pictures, mode, this.options.maxItems);
     return {
@@ -129,6 +138,7 @@ export class BuiltinParseProvider implements ParseProvider {
         manifestText: isManifest(direct) ? { url: direct.url, text: this.manifestText(page.body) } : null,
         direct: true,
         hidden: false,
+        pageUrl: null,
       };
     }
     const contentType = page.headers['content-type'] ?? '';
@@ -155,6 +165,7 @@ export class BuiltinParseProvider implements ParseProvider {
         manifestText: { url: page.url, text: this.manifestText(page.body) },
         direct: true,
         hidden: false,
+        pageUrl: null,
       };
     }
     if (!/html|xml/i.test(contentType) && contentType !== '') {
@@ -169,6 +180,7 @@ export class BuiltinParseProvider implements ParseProvider {
       manifestText: null,
       direct: false,
       hidden: extracted.hidden,
+      pageUrl: page.url,
     };
   }
 
@@ -202,7 +214,8 @@ export class BuiltinParseProvider implements ParseProvider {
         if (read >= MAX_MANIFESTS) continue;
         read += 1;
         try {
-          const text = offer.manifestText?.url === format.url ? offer.manifestText.text : await this.fetchManifest(format.url, signal);
+          const text =
+            offer.manifestText?.url === format.url ? offer.manifestText.text : await this.fetchManifest(format, signal, offer.pageUrl);
           const reading = this.readManifest(text, format.url);
           await this.checkAddresses(reading);
           expanded.push(...reading.formats, { ...reading.manifest, height: reading.formats.length ? null : format.height });
@@ -217,10 +230,11 @@ export class BuiltinParseProvider implements ParseProvider {
     if (!offer.sources.length && failure) throw failure;
   }
 
-  private async fetchManifest(url: string, signal: AbortSignal): Promise<string> {
+  private async fetchManifest(format: MediaFormat, signal: AbortSignal, pageUrl: string | null): Promise<string> {
     const { client, manifestMaxBytes } = this.options;
+    const headers = mediaRequestHeaders(format, pageUrl);
     try {
-      const res = await this.call(() => client.request(url, { signal, maxBytes: manifestMaxBytes }));
+      const res = await this.call(() => client.request(format.url, { signal, maxBytes: manifestMaxBytes, headers }));
       return res.body.toString('utf8');
     } catch (err) {
       if (err instanceof ProviderError && err.kind === 'no_media' && err.cause instanceof FetchError && err.cause.kind === 'too_large') {
@@ -261,13 +275,7 @@ export class BuiltinParseProvider implements ParseProvider {
    * other links are other episodes, related clips, ads). Manifests are read by expandManifests,
    * which drops what is none. At most `maxProbes` reads per parse, however many links the page has.
    */
-  private async readHidden(
-    sources: ItemSource[],
-    mode: ParseMode,
-    signal: AbortSignal,
-    probed: Set<string>,
-    accountId: string,
-  ): Promise<ItemSource[]> {
+  private async readHidden(sources: ItemSource[], mode: ParseMode, probed: Set<string>, probe: Probe): Promise<ItemSource[]> {
     let left = this.options.maxProbes;
     // Asked for audio, a page's audio (an AMP story's background track) comes before its videos.
     const isAudio = (s: ItemSource) => s.formats.some((f) => f.kind === 'audio');
@@ -275,7 +283,7 @@ export class BuiltinParseProvider implements ParseProvider {
     for (const source of ordered) {
       const tried = source.formats.slice(0, left);
       left -= tried.length;
-      const media = await Promise.all(tried.map((f) => this.readsAsMedia(f, signal, accountId)));
+      const media = await Promise.all(tried.map((f) => this.readsAsMedia(f, probe)));
       tried.forEach((f) => probed.add(f.url));
       const formats = tried.filter((_, i) => media[i]);
       if (formats.length) return [{ ...source, formats }];
@@ -289,7 +297,7 @@ export class BuiltinParseProvider implements ParseProvider {
   }
 
   /** Whether a hidden format is media: a file read as video or audio (its facts kept), a manifest at an address the gateway may fetch. */
-  private async readsAsMedia(format: MediaFormat, signal: AbortSignal, accountId: string): Promise<boolean> {
+  private async readsAsMedia(format: MediaFormat, probe: Probe): Promise<boolean> {
     if (isManifest(format)) {
       try {
         await this.options.client.checkUrl(format.url);
@@ -299,7 +307,7 @@ export class BuiltinParseProvider implements ParseProvider {
         throw err;
       }
     }
-    const facts = await this.options.prober.probe(format, signal, accountId);
+    const facts = await probe(format);
     if (!facts || !(facts.hasVideo || facts.hasAudio)) return false;
     applyProbe(format, facts);
     return true;
@@ -313,9 +321,8 @@ export class BuiltinParseProvider implements ParseProvider {
   private async findSound(
     sources: ItemSource[],
     quality: ParseQuality,
-    signal: AbortSignal,
     probed: Set<string>,
-    accountId: string,
+    probe: Probe,
     wanted: 'silent' | 'sound',
   ): Promise<void> {
     const formats = sources.flatMap((s) => s.formats);
@@ -326,7 +333,7 @@ export class BuiltinParseProvider implements ParseProvider {
       videos.filter((f) => f.hasAudio === null && f.container !== 'mpd'),
       quality,
     ).slice(0, this.options.maxProbes);
-    const facts = await Promise.all(unknown.map((f) => this.options.prober.probe(f, signal, accountId)));
+    const facts = await Promise.all(unknown.map(probe));
     unknown.forEach((f, i) => {
       probed.add(f.url);
       applyProbe(f, facts[i]);

@@ -12,6 +12,7 @@ import { readHls } from './manifest.reader.js';
 import type { MediaFormat } from './parse.types.js';
 import type { ProbeBudget, ProbeLease, ProbeRefusal } from './probe.budget.js';
 import { ReadCache } from './read.cache.js';
+import { mediaRequestHeaders } from './request-headers.js';
 
 /** Which reader answered a read: the in-process one, or ffprobe for what it could not read. */
 export type MediaReader = 'in_process' | 'ffprobe';
@@ -73,26 +74,46 @@ export class MediaProber {
     });
   }
 
-  /** What the format holds, or null when unknown; `account` (a plain id) is whose probes count against its cap. */
-  async probe(format: MediaFormat, signal: AbortSignal, account: string | null = null): Promise<StreamFacts | null> {
+  /**
+   * What the format holds, or null when unknown; `account` (a plain id) is whose probes count against
+   * its cap. Every request is made as the page's player would make it (mediaRequestHeaders): with
+   * `pageUrl`, the page the format was found on (null for a URL given alone), as Referer.
+   */
+  async probe(
+    format: MediaFormat,
+    signal: AbortSignal,
+    account: string | null = null,
+    pageUrl: string | null = null,
+  ): Promise<StreamFacts | null> {
     if (format.container === 'mpd') return null; // a segmented DASH manifest is described by itself
     const playlist = format.container === 'm3u8';
-    const key = `${playlist ? 'm3u8' : 'file'} ${format.url}`;
+    const headers = mediaRequestHeaders(format, pageUrl);
+    // Another site's Referer may get another answer (a CDN refusing hotlinks checks the site, not the
+    // page): the headers are part of the key, the Referer by its origin, so the pages of one site share a read.
+    const { referer, ...others } = headers;
+    const site = referer && URL.canParse(referer) ? new URL(referer).origin : (referer ?? '-');
+    const key = `${playlist ? 'm3u8' : 'file'} ${format.url} ${site} ${JSON.stringify(others)}`;
     try {
-      return await this.reads.get(key, (deadline) => this.read(format.url, playlist, deadline, account), signal);
+      return await this.reads.get(key, (deadline) => this.read(format.url, playlist, deadline, account, headers), signal);
     } catch (err) {
       if (err instanceof ProbeSkipped) return null;
       throw err;
     }
   }
 
-  private async read(url: string, playlist: boolean, signal: AbortSignal, account: string | null): Promise<StreamFacts | null> {
+  private async read(
+    url: string,
+    playlist: boolean,
+    signal: AbortSignal,
+    account: string | null,
+    headers: Record<string, string>,
+  ): Promise<StreamFacts | null> {
     const lease = this.options.budget.start(account);
     if (typeof lease === 'string') throw new ProbeSkipped(lease);
     const started = Date.now();
     const left = () => Math.max(1, this.options.timeoutMs - (Date.now() - started));
     try {
-      return playlist ? await this.readPlaylist(url, signal, lease, left) : await this.readFile(url, signal, lease, left);
+      return playlist ? await this.readPlaylist(url, signal, lease, left, headers) : await this.readFile(url, signal, lease, left, headers);
     } catch (err) {
       if (err instanceof ProbeSkipped) throw err;
       return null;
@@ -102,10 +123,17 @@ export class MediaProber {
   }
 
   /** In process over ranges; ffprobe through the relay when the container (or the server, or a part's size) is beyond that reader. */
-  private async readFile(url: string, signal: AbortSignal, lease: ProbeLease, left: () => number): Promise<StreamFacts> {
+  private async readFile(
+    url: string,
+    signal: AbortSignal,
+    lease: ProbeLease,
+    left: () => number,
+    headers: Record<string, string>,
+  ): Promise<StreamFacts> {
     const { client, maxBytes, maxPartBytes } = this.options;
     const ranges = new RangeReader(client, url, {
       maxBytes,
+      headers,
       signal,
       timeoutMs: left(),
       memory: lease,
@@ -126,13 +154,20 @@ export class MediaProber {
       // Nothing the in-process reader fetched stays in memory while ffprobe reads.
       ranges.release();
     }
-    return this.ffprobe(url, signal, maxBytes - ranges.fetched, left(), lease);
+    return this.ffprobe(url, signal, maxBytes - ranges.fetched, left(), lease, headers);
   }
 
-  private async ffprobe(url: string, signal: AbortSignal, maxBytes: number, timeoutMs: number, lease: ProbeLease): Promise<StreamFacts> {
+  private async ffprobe(
+    url: string,
+    signal: AbortSignal,
+    maxBytes: number,
+    timeoutMs: number,
+    lease: ProbeLease,
+    headers: Record<string, string>,
+  ): Promise<StreamFacts> {
     if (!lease.startFfprobe()) throw new ProbeSkipped('ffprobe');
     try {
-      const facts = await withProbeRelay(this.options.client, url, { maxBytes, timeoutMs, signal }, (relay) =>
+      const facts = await withProbeRelay(this.options.client, url, { maxBytes, timeoutMs, signal, headers }, (relay) =>
         probeRelayedStreams(relay, { signal, ffprobePath: this.options.ffprobePath }),
       );
       return this.counted('ffprobe', facts);
@@ -148,9 +183,15 @@ export class MediaProber {
    * part cap, counted while held) and read as a file; its length from the playlist. A segment over
    * the part cap is streamed to ffprobe instead.
    */
-  private async readPlaylist(url: string, signal: AbortSignal, lease: ProbeLease, left: () => number): Promise<StreamFacts | null> {
+  private async readPlaylist(
+    url: string,
+    signal: AbortSignal,
+    lease: ProbeLease,
+    left: () => number,
+    headers: Record<string, string>,
+  ): Promise<StreamFacts | null> {
     const { maxBytes, maxPartBytes } = this.options;
-    const page = await this.fetchWhole(url, signal, lease, this.options.manifestMaxBytes, left());
+    const page = await this.fetchWhole(url, signal, lease, this.options.manifestMaxBytes, left(), headers);
     const reading = readHls(page.toString('utf8'), url);
     lease.free(page.length);
     if (!reading.firstSegment) return null;
@@ -161,7 +202,7 @@ export class MediaProber {
     try {
       for (const part of [init, segmentUrl]) {
         if (!part) continue;
-        const bytes = await this.fetchWhole(part, signal, lease, room, left());
+        const bytes = await this.fetchWhole(part, signal, lease, room, left(), headers);
         room -= bytes.length;
         parts.push(bytes);
       }
@@ -171,7 +212,7 @@ export class MediaProber {
       if (!tooLarge || init) throw err;
       lease.free(parts.reduce((n, p) => n + p.length, 0));
       parts.length = 0;
-      const facts = await this.ffprobe(segmentUrl, signal, maxBytes - page.length, left(), lease);
+      const facts = await this.ffprobe(segmentUrl, signal, maxBytes - page.length, left(), lease, headers);
       return { ...facts, durationSeconds };
     }
     const held = parts.reduce((n, p) => n + p.length, 0);
@@ -208,8 +249,15 @@ export class MediaProber {
   }
 
   /** A whole answer of at most `maxBytes`, each chunk counted against the lease as it comes (the caller frees the total). */
-  private async fetchWhole(url: string, signal: AbortSignal, lease: ProbeLease, maxBytes: number, timeoutMs: number): Promise<Buffer> {
-    const res = await this.options.client.open(url, { signal, timeoutMs });
+  private async fetchWhole(
+    url: string,
+    signal: AbortSignal,
+    lease: ProbeLease,
+    maxBytes: number,
+    timeoutMs: number,
+    headers: Record<string, string>,
+  ): Promise<Buffer> {
+    const res = await this.options.client.open(url, { signal, timeoutMs, headers });
     const chunks: Buffer[] = [];
     let total = 0;
     try {
