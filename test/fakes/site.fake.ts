@@ -15,6 +15,8 @@ export interface FakeSite {
   hits: string[];
   route(path: string, handler: Handler): void;
   page(path: string, html: string): void;
+  /** As `page`, with the HTML read from `diskPath` now: a fixture page, each `{{origin}}` in it written as this site's origin. */
+  pageFromDisk(path: string, diskPath: string): void;
   /** Serves bytes, honouring a single `Range: bytes=…` (206 / 416), like a CDN would. */
   file(path: string, body: Buffer, contentType: string): void;
   /** As `file`, with the bytes read once from `diskPath` now. */
@@ -58,6 +60,9 @@ export async function startFakeSite(options: { keepAliveTimeoutMs?: number; host
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
         res.end(req.method === 'HEAD' ? undefined : html);
       });
+    },
+    pageFromDisk(path, diskPath) {
+      site.page(path, readFileSync(diskPath, 'utf8').replaceAll('{{origin}}', site.origin));
     },
     file(path, body, contentType) {
       routes.set(path, (req, res) => serveBytes(req, res, body, contentType));

@@ -6,6 +6,7 @@ import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { pageHtml, type PageSpec } from './factories.js';
 import { createHarness, type Harness } from './harness.js';
 import { makeMedia } from './media.js';
+import { serveLibrary } from './media-library.js';
 import type { TestDatabaseKind } from './test-database.js';
 
 export type FakeOpenAi = Awaited<ReturnType<typeof startFakeOpenAi>>;
@@ -47,6 +48,10 @@ export interface TranscriptionWorldOptions extends WorldGatewayOptions {
   media?: WorldMedia[];
   /** Pages on the fake site, by path: HTML, or what a page holds (see pageHtml). */
   pages?: Record<string, string | PageSpec>;
+  /** Fixture pages on the fake site, by path: the file on disk each is read from (see FakeSite.pageFromDisk). */
+  pagesFromDisk?: Record<string, string>;
+  /** The media library (media-library.ts: the ladder, HLS, DASH, audio, a cover) on the fake site, under its own paths. */
+  library?: boolean;
   /** The fake site's own options. */
   site?: Parameters<typeof startFakeSite>[0];
   /** More hosts the gateway may fetch from (a webhook receiver, a second site), beside the fake site. */
@@ -108,6 +113,8 @@ export async function transcriptionWorld(options: TranscriptionWorldOptions = {}
       site.file(m.path, body, m.contentType ?? contentTypeOf(m.path));
     }
     for (const [path, page] of Object.entries(options.pages ?? {})) site.page(path, typeof page === 'string' ? page : pageHtml(page));
+    for (const [path, file] of Object.entries(options.pagesFromDisk ?? {})) site.pageFromDisk(path, file);
+    if (options.library) await serveLibrary(site);
     const openai = await startFakeOpenAi(options.openai);
     closers.push(() => openai.close());
     const deepgram = options.deepgram ? await startFakeDeepgram(options.deepgram) : undefined;
