@@ -3,6 +3,7 @@ import { startFakeAssemblyAi } from '../fakes/assemblyai.fake.js';
 import { startFakeDeepgram } from '../fakes/deepgram.fake.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { startFakeWebhookReceiver, type FakeWebhookReceiver } from '../fakes/webhook-receiver.fake.js';
 import { pageHtml, type PageSpec } from './factories.js';
 import { createHarness, type Harness } from './harness.js';
 import { makeMedia } from './media.js';
@@ -54,7 +55,12 @@ export interface TranscriptionWorldOptions extends WorldGatewayOptions {
   library?: boolean;
   /** The fake site's own options. */
   site?: Parameters<typeof startFakeSite>[0];
-  /** More hosts the gateway may fetch from (a webhook receiver, a second site), beside the fake site. */
+  /**
+   * A fake webhook receiver (`receiver`) the gateway may deliver to, retrying a second apart with a
+   * timeout of a second, so that a test waits its retries out (`env` may say otherwise).
+   */
+  webhookReceiver?: boolean;
+  /** More hosts the gateway may fetch from (a second site), beside the fake site. */
   allowHosts?: string[];
   /** false: no gateway yet (the test starts its own with `gateway()`). */
   gateway?: boolean;
@@ -66,6 +72,8 @@ export interface TranscriptionWorld {
   openai: FakeOpenAi;
   deepgram?: FakeDeepgram;
   assemblyai?: FakeAssemblyAi;
+  /** The webhook receiver (throws when the world was started without `webhookReceiver`). */
+  readonly receiver: FakeWebhookReceiver;
   /** The gateway started with the world (throws when it was started with `gateway: false`). */
   readonly h: Harness;
   /** The settings that wire a gateway to this world's site and providers. */
@@ -121,6 +129,10 @@ export async function transcriptionWorld(options: TranscriptionWorldOptions = {}
     if (deepgram) closers.push(() => deepgram.close());
     const assemblyai = options.assemblyai ? await startFakeAssemblyAi(options.assemblyai) : undefined;
     if (assemblyai) closers.push(() => assemblyai.close());
+    const receiver = options.webhookReceiver ? await startFakeWebhookReceiver() : undefined;
+    if (receiver) closers.push(() => receiver.close());
+    const webhookEnv = receiver ? { WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' } : {};
+    const allowHosts = [site.hostPort, ...(receiver ? [receiver.hostPort] : []), ...(options.allowHosts ?? [])];
 
     const started: WorldProvider[] = [...(deepgram ? ['deepgram' as const] : []), ...(assemblyai ? ['assemblyai' as const] : []), 'openai'];
     const wired = (provider: WorldProvider): Record<string, string> => {
@@ -141,13 +153,17 @@ export async function transcriptionWorld(options: TranscriptionWorldOptions = {}
       openai,
       deepgram,
       assemblyai,
+      get receiver(): FakeWebhookReceiver {
+        if (!receiver) throw new Error('world: started without `webhookReceiver`');
+        return receiver;
+      },
       get h(): Harness {
         if (!first) throw new Error('world: started with `gateway: false`; start one with world.gateway()');
         return first;
       },
       env(providers = started) {
         return Object.assign(
-          { FETCH_ALLOW_HOSTS: [site.hostPort, ...(options.allowHosts ?? [])].join(','), TRANSCRIBE_PROVIDERS: providers.join(',') },
+          { FETCH_ALLOW_HOSTS: allowHosts.join(','), TRANSCRIBE_PROVIDERS: providers.join(','), ...webhookEnv },
           ...providers.map(wired),
         );
       },
