@@ -198,3 +198,13 @@ export async function transcriptionWorld(options: TranscriptionWorldOptions = {}
     throw err;
   }
 }
+
+/** Starts a transcription job through GraphQL (startTranscription) as `key`; its id. */
+export async function startTranscription(h: Harness, key: string, input: Record<string, unknown>): Promise<string> {
+  const started = await h.gql<{ startTranscription: { id: string } }>(
+    `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+    { i: input },
+    key,
+  );
+  return started.data.startTranscription.id;
+}
