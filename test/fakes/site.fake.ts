@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -15,9 +16,11 @@ export interface FakeSite {
   hits: string[];
   route(path: string, handler: Handler): void;
   page(path: string, html: string): void;
+  /** As `page`, with the HTML read from `diskPath` now: a fixture page, each `{{origin}}` in it written as this site's origin. */
+  pageFromDisk(path: string, diskPath: string): void;
   /** Serves bytes, honouring a single `Range: bytes=…` (206 / 416), like a CDN would. */
   file(path: string, body: Buffer, contentType: string): void;
-  /** As `file`, with the bytes read once from `diskPath` now. */
+  /** As `file`, the bytes read from `diskPath` as each answer goes out: a large file is never in this process's memory. */
   fileFromDisk(path: string, diskPath: string, contentType: string): void;
   /** Media whose download never finishes (a thousand bytes, then nothing): a job fetching it runs until canceled or swept. */
   endless(path: string, contentType: string): void;
@@ -59,11 +62,20 @@ export async function startFakeSite(options: { keepAliveTimeoutMs?: number; host
         res.end(req.method === 'HEAD' ? undefined : html);
       });
     },
+    pageFromDisk(path, diskPath) {
+      site.page(path, readFileSync(diskPath, 'utf8').replaceAll('{{origin}}', site.origin));
+    },
     file(path, body, contentType) {
       routes.set(path, (req, res) => serveBytes(req, res, body, contentType));
     },
     fileFromDisk(path, diskPath, contentType) {
-      site.file(path, readFileSync(diskPath), contentType);
+      const { size } = statSync(diskPath);
+      // Through pipeline: an answer cut short (the client gone) closes its file too.
+      routes.set(path, (req, res) =>
+        answerRange(req, res, size, contentType, (start, end) =>
+          pipeline(createReadStream(diskPath, { start, end }), res, () => undefined),
+        ),
+      );
     },
     endless(path, contentType) {
       routes.set(path, (_req, res) => {
@@ -86,26 +98,35 @@ export async function startFakeSite(options: { keepAliveTimeoutMs?: number; host
  * not a single byte range is ignored (full 200), as RFC 9110 allows.
  */
 export function serveBytes(req: IncomingMessage, res: ServerResponse, body: Buffer, contentType: string): void {
-  const size = body.length;
+  answerRange(req, res, body.length, contentType, (start, end) => res.end(body.subarray(start, end + 1)));
+}
+
+/** The answer serveBytes describes, for a body of `size` bytes that `send` writes from `start` to `end` (inclusive) and ends. */
+function answerRange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  size: number,
+  contentType: string,
+  send: (start: number, end: number) => void,
+): void {
   const range = parseRange(req.headers.range, size);
-  const head = req.method === 'HEAD';
   if (range === 'unsatisfiable') {
     res.writeHead(416, { 'content-range': `bytes */${size}`, 'accept-ranges': 'bytes' }).end();
     return;
   }
   if (!range) {
     res.writeHead(200, { 'content-type': contentType, 'content-length': size, 'accept-ranges': 'bytes' });
-    res.end(head ? undefined : body);
-    return;
+  } else {
+    res.writeHead(206, {
+      'content-type': contentType,
+      'content-length': range[1] - range[0] + 1,
+      'content-range': `bytes ${range[0]}-${range[1]}/${size}`,
+      'accept-ranges': 'bytes',
+    });
   }
-  const [start, end] = range;
-  res.writeHead(206, {
-    'content-type': contentType,
-    'content-length': end - start + 1,
-    'content-range': `bytes ${start}-${end}/${size}`,
-    'accept-ranges': 'bytes',
-  });
-  res.end(head ? undefined : body.subarray(start, end + 1));
+  const [start, end] = range ?? [0, size - 1];
+  if (req.method === 'HEAD' || size === 0) res.end();
+  else send(start, end);
 }
 
 /** Inclusive [start, end] of a single byte range, null to ignore the header, or 'unsatisfiable'. */

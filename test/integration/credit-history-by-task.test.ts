@@ -3,22 +3,22 @@ import type { GqlAnswer, Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-import { jobBody, type Connection, type JobBody, type ErrorBody, type TranscriptionBody } from '../support/bodies.js';
+import {
+  jobBody,
+  type Connection,
+  type CreditEntryNode,
+  type JobBody,
+  type ErrorBody,
+  type PagedConnection,
+  type TranscriptionBody,
+} from '../support/bodies.js';
 
 const ROWS = `query($first: Int, $after: String) { creditHistoryByTask(first: $first, after: $after) {
   edges { cursor node { id createdAt
     job { id operation status creditsCharged creditsHeld error { code } creditEntries { kind amount availableDelta heldDelta jobId } }
     entry { id kind amount availableDelta heldDelta jobId reason } } }
   pageInfo { hasNextPage endCursor } } }`;
-type Entry = {
-  id: string;
-  kind: string;
-  amount: number;
-  availableDelta: number;
-  heldDelta: number;
-  jobId: string | null;
-  reason: string | null;
-};
+type Entry = Omit<CreditEntryNode, 'createdAt'>;
 type Row = {
   id: string;
   createdAt: string;
@@ -33,7 +33,7 @@ type Row = {
   } | null;
   entry: Entry | null;
 };
-type Rows = { creditHistoryByTask: Connection<Row> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
+type Rows = { creditHistoryByTask: PagedConnection<Row> };
 
 /** The holder's credit history read per task (creditHistoryByTask), over HTTP, after real tasks. */
 describe('the credit history per task', () => {

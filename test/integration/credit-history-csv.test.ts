@@ -6,7 +6,7 @@ import { CSV_HEADER as HEADER, describeExportMemory } from '../support/credit-hi
 import { createHarness, type GqlAnswer, type Harness } from '../support/harness.js';
 import { factories } from '../support/factories.js';
 import { OPERATOR } from '../../src/modules/principal.js';
-import type { Connection, ErrorBody } from '../support/bodies.js';
+import type { CreditEntryNode, ErrorBody, PagedConnection } from '../support/bodies.js';
 
 const COLUMNS = HEADER.split(',');
 
@@ -42,18 +42,8 @@ describe('GET /api/credit-history.csv', () => {
 
   /** Every creditHistory entry for these filters, through GraphQL, as the CSV should show it. */
   async function viaGraphql(key: string, vars: Record<string, unknown>): Promise<Record<string, string>[]> {
-    type Node = {
-      id: string;
-      createdAt: string;
-      kind: string;
-      amount: number;
-      availableDelta: number;
-      heldDelta: number;
-      jobId: string | null;
-      reason: string | null;
-    };
-    type Page = { creditHistory: Connection<Node> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
-    const out: Node[] = [];
+    type Page = { creditHistory: PagedConnection<CreditEntryNode> };
+    const out: CreditEntryNode[] = [];
     let after: string | null = null;
     do {
       const res: GqlAnswer<Page> = await h.gql<Page>(HISTORY, { ...vars, after }, key);

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, type Harness } from '../support/harness.js';
-import { serveLibrary } from '../support/media-library.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import type { Harness } from '../support/harness.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { type ParseBody, parseBody } from '../support/bodies.js';
 
 /** A page that names its media only where players and social tags do not, and what a person expects of it (mode auto, quality 1080). */
@@ -81,21 +80,16 @@ const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
   cover { url } metadata { title } credits { charged balance } } }`;
 
 describe('the built-in reader on pages that hide their media', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    await serveLibrary(site);
-    for (const page of PAGES) {
-      site.page(`/hidden/${page.file}`, readFileSync(join(DIR, page.file), 'utf8').replaceAll('{{origin}}', site.origin));
-    }
-    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort });
+    const pages = Object.fromEntries(PAGES.map((p) => [`/hidden/${p.file}`, join(DIR, p.file)]));
+    world = await transcriptionWorld({ library: true, pagesFromDisk: pages, queue: false });
+    ({ h, site } = world);
   }, 60_000);
-  afterAll(async () => {
-    await h?.close();
-    await site?.close();
-  });
+  afterAll(() => world?.close());
 
   const path = (url: string | null | undefined) => (url ? new URL(url, site.origin).pathname : null);
 

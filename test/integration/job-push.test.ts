@@ -9,7 +9,7 @@ import { LISTENER_NAME } from '../../src/db/notifications.js';
 import { createHttpApp, openOrm, createServices } from '../../src/root.js';
 import type { FakeSite } from '../fakes/site.fake.js';
 import type { Harness } from '../support/harness.js';
-import { transcriptionWorld, type FakeOpenAi, type TranscriptionWorld } from '../support/world.js';
+import { startTranscription, transcriptionWorld, type FakeOpenAi, type TranscriptionWorld } from '../support/world.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -126,12 +126,7 @@ describe.each(DATABASES)('job updates pushed by the database (%s database)', (da
 
   it('pushes a job’s changes over jobUpdated: RUNNING with its progress, then SUCCEEDED', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql<{ startTranscription: { id: string } }>(
-      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
-      { i: { mediaUrl: `${site.origin}/talk.mp3` } },
-      key,
-    );
-    const sub = subscribe(h, key, started.data.startTranscription.id);
+    const sub = subscribe(h, key, await startTranscription(h, key, { mediaUrl: `${site.origin}/talk.mp3` }));
     try {
       await sub.ended;
     } finally {
@@ -176,13 +171,7 @@ if (process.env.DATABASE_URL) {
           .rows;
       const { key } = await h.account({ credits: 5 });
       const before = openai.requests.length;
-      const id = (
-        await h.gql<{ startTranscription: { id: string } }>(
-          `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
-          { i: { mediaUrl: `${site.origin}/talk.mp3` } },
-          key,
-        )
-      ).data.startTranscription.id;
+      const id = await startTranscription(h, key, { mediaUrl: `${site.origin}/talk.mp3` });
       const sub = subscribe(h, key, id);
       try {
         await until('the provider request', () => openai.requests.length > before);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Harness } from '../support/harness.js';
 import type { FakeSite } from '../fakes/site.fake.js';
-import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
+import { startTranscription, transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { pino } from 'pino';
 import { createClient } from 'graphql-ws';
@@ -116,12 +116,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
 
   it('cancels a running job: its hold is released, nothing is charged, and a finished job stays as it is', async () => {
     const { key, accountId } = await h.account({ credits: 5 });
-    const started = await h.gql<{ startTranscription: { id: string } }>(
-      `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
-      { i: { mediaUrl: `${site.origin}/endless.mp3` } },
-      key,
-    );
-    const id = started.data.startTranscription.id;
+    const id = await startTranscription(h, key, { mediaUrl: `${site.origin}/endless.mp3` });
     await untilJob(key, id, (j) => j.status === 'RUNNING');
     expect(await h.balance(accountId)).toEqual({ available: 4, held: 1 });
     const canceled = await h.gql<{ cancelJob: unknown }>(
@@ -243,13 +238,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
 
   it('streams a job’s changes over the jobUpdated subscription (graphql-ws), ending with its final state', async () => {
     const { key } = await h.account({ credits: 5 });
-    const id = (
-      await h.gql<{ startTranscription: { id: string } }>(
-        `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
-        { i: { mediaUrl: `${site.origin}/talk.mp3` } },
-        key,
-      )
-    ).data.startTranscription.id;
+    const id = await startTranscription(h, key, { mediaUrl: `${site.origin}/talk.mp3` });
     const client = createClient({
       url: `${h.url.replace('http', 'ws')}/graphql`,
       webSocketImpl: WebSocket,
@@ -317,13 +306,7 @@ describe('queued transcriptions (startTranscription, Prefer: respond-async, canc
       res.write(Buffer.alloc(1000));
       req.socket.on('close', () => void (closed = true));
     });
-    const id = (
-      await h.gql<{ startTranscription: { id: string } }>(
-        `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
-        { i: { mediaUrl: `${site.origin}/endless-2.mp3` } },
-        key,
-      )
-    ).data.startTranscription.id;
+    const id = await startTranscription(h, key, { mediaUrl: `${site.origin}/endless-2.mp3` });
     await untilJob(key, id, (j) => j.status === 'RUNNING');
     // Straight to the ledger, as another instance's cancelJob would: this process's runner is not told.
     expect(await h.services.tasks.fail(id, 'CANCELED', 'CANCELED', 'Canceled by the caller.')).toBe(true);

@@ -1,13 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FakeSite } from '../fakes/site.fake.js';
 import type { Harness } from '../support/harness.js';
 import { transcriptionWorld, type FakeOpenAi, type TranscriptionWorld } from '../support/world.js';
 import { describeRecordingSubtitles, speechLike } from '../support/recording-subtitles.js';
 import { waitFor } from '../support/wait-for.js';
 import { type TranscriptionBody, transcriptionBody, jobBody } from '../support/bodies.js';
+import { lavfiMp3 } from '../support/media.js';
 
 describe('long media through an OpenAI-compatible server', () => {
   let world: TranscriptionWorld;
@@ -99,23 +96,7 @@ describe('silence', () => {
   let site: FakeSite;
   let hQuiet: Harness;
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mediagate-silence-'));
-    const silent = join(dir, 'silence.mp3');
-    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      'anullsrc=r=22050:cl=mono',
-      '-t',
-      '20',
-      silent,
-    ]);
-    const bytes = readFileSync(silent);
-    rmSync(dir, { recursive: true, force: true });
+    const bytes = lavfiMp3('anullsrc=r=22050:cl=mono', ['-t', '20']);
     world = await transcriptionWorld({
       media: [{ path: '/silence.mp3', bytes }],
       // What Whisper answers for a recording with nothing said in it.

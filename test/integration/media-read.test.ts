@@ -8,6 +8,7 @@ import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 import type { ParseBody } from '../support/bodies.js';
+import { PROBED_PARSE, type Door } from '../support/parse-doors.js';
 
 /**
  * Ordinary pages (og:video with a plain type, nothing of size or length) through both doors: the
@@ -22,10 +23,6 @@ const PROBE_MAX_BYTES = 1024 * 1024;
 const PROBE_TIMEOUT_SECONDS = 2;
 /** Time a cut read may add to a parse, beyond the read's own limit (the database's statements, on a busy machine). */
 const SLACK_MS = 5000;
-const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
-  status media { url kind width height durationSeconds codecs hasAudio } credits { charged balance } } }`;
-
-type Door = 'rest' | 'graphql';
 interface Answer {
   status: string;
   media: {
@@ -117,7 +114,7 @@ describe.each(TEST_DATABASES)('media read in process (%s database)', (database) 
       expect(res.statusCode).toBe(200);
       answer = res.json();
     } else {
-      const res = await h.gql<{ parse: ParseBody }>(PARSE, { input: { url } }, key);
+      const res = await h.gql<{ parse: ParseBody }>(PROBED_PARSE, { input: { url } }, key);
       expect(res.errors).toBeUndefined();
       answer = res.data.parse;
     }

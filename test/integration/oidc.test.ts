@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createHarness, type Harness } from '../support/harness.js';
 import { DISCOVERY, JWKS, startFakeIssuer } from '../fakes/oidc.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { RENDITIONS_PAGE } from '../support/factories.js';
 import { parseSetCookie } from '../support/set-cookie.js';
 import { waitFor } from '../support/wait-for.js';
 import { OPERATOR } from '../../src/modules/principal.js';
@@ -26,13 +27,7 @@ describe('frontend sign-in with OpenID Connect', () => {
     idp = await startFakeIssuer();
     idp.publishKey({ kty: 'oct', kid: 'shared', alg: 'HS256', k: Buffer.from(SHARED_SECRET).toString('base64url') });
     site = await startFakeSite();
-    site.page(
-      '/v',
-      `<html><head>
-      <meta property="og:video" content="https://cdn.example/v-1080.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="1080">
-      <meta property="og:video" content="https://cdn.example/v-720.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="720">
-    </head></html>`,
-    );
+    site.page('/v', RENDITIONS_PAGE);
     h = await createHarness({ OIDC_ISSUER: idp.issuer, OIDC_AUDIENCE: 'mediagate-web', FETCH_ALLOW_HOSTS: site.hostPort });
   });
   afterAll(async () => {

@@ -20,6 +20,7 @@ import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
 import { waitFor } from '../support/wait-for.js';
 import type { ParseBody, EitherDoorBody } from '../support/bodies.js';
+import { PROBED_PARSE, type Door } from '../support/parse-doors.js';
 
 /**
  * What media probes may spend, through both doors, against real servers: one part loaded into
@@ -36,10 +37,6 @@ const PART = 512 * KiB;
 const MEMORY = 2048 * KiB;
 // Long enough for an MPEG-TS file read end to end on a busy machine; the held probes wait all of it.
 const PROBE_TIMEOUT_SECONDS = 5;
-const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
-  status media { url kind width height durationSeconds codecs hasAudio } credits { charged balance } } }`;
-
-type Door = 'rest' | 'graphql';
 interface Answer {
   status: number;
   code?: string;
@@ -118,7 +115,7 @@ describe.each(TEST_DATABASES)('probe budget (%s database)', (database) => {
           ? { status: 200, media: body.media, credits: body.credits }
           : { status: res.statusCode, code: body.error?.code };
     } else {
-      const res = await h.gql<{ parse: ParseBody }>(PARSE, { input: { url, mode } }, account.key);
+      const res = await h.gql<{ parse: ParseBody }>(PROBED_PARSE, { input: { url, mode } }, account.key);
       answer = res.errors
         ? { status: res.errors[0].extensions.code === 'NO_MEDIA_FOUND' ? 422 : 500, code: res.errors[0].extensions.code }
         : { status: 200, media: res.data.parse.media, credits: res.data.parse.credits };

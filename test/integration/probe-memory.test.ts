@@ -1,10 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { GatewayProcess } from '../model/gateway-process.js';
-import { gatewayProcessBaseEnv } from '../support/gateway-env.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { rss, type GatewayProcess } from '../model/gateway-process.js';
+import { measuredGateway, type MeasuredGateway } from '../support/gateway-env.js';
+import type { Harness } from '../support/harness.js';
 import { bigMoovMp4, holding, probeFigures, served, videoPage } from '../support/hostile-media.js';
 import { mediaLibrary } from '../support/media-library.js';
 import { TEST_DATABASES } from '../support/test-database.js';
@@ -33,16 +31,6 @@ const PARSES = 10;
 const MAX_GROWTH_MB = 100;
 const PARSE = `mutation($input: ParseInput!) { parse(input: $input) { status credits { charged balance } } }`;
 
-/** Resident memory of a process, in bytes (0 once it is gone). */
-function rss(pid: number): number {
-  try {
-    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
 /** The resident memory of a process's children (ffprobe), together. */
 function childrenRss(pid: number): number {
   let total = 0;
@@ -60,8 +48,8 @@ function childrenRss(pid: number): number {
 describe.each(TEST_DATABASES)('ten hostile mute parses at once against a gateway process (%s database)', (database) => {
   let h: Harness;
   let site: FakeSite;
+  let measured: MeasuredGateway;
   let gateway: GatewayProcess;
-  let dataDir: string;
   let page = 0;
   let file = 0;
   const moov = bigMoovMp4(15 * MiB);
@@ -69,21 +57,12 @@ describe.each(TEST_DATABASES)('ten hostile mute parses at once against a gateway
 
   beforeAll(async () => {
     site = await startFakeSite({ keepAliveTimeoutMs: 120_000 });
-    // The operator's side (accounts, the ledger) in this process; the gateway measured is a process of its own on the same database.
-    h = await createHarness({}, undefined, { database });
-    dataDir = mkdtempSync(join(tmpdir(), 'mediagate-probe-memory-'));
-    gateway = await GatewayProcess.start({
-      ...gatewayProcessBaseEnv({ databaseUrl: h.clientUrl, dataDir, site }),
-      // The embedded database is served by this process, one statement at a time: one connection, and no job workers polling it.
-      DATABASE_POOL_SIZE: h.database.embedded ? '1' : '4',
-      WORKER_CONCURRENCY: '0',
-    });
+    measured = await measuredGateway(site, database);
+    ({ h, gateway } = measured);
   }, 120_000);
   afterAll(async () => {
-    await gateway?.stop();
-    await h?.close();
+    await measured?.close();
     await site?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** A page of three videos, each a URL of its own (so no read is shared), served as the review's server did. */

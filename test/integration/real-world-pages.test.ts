@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
-import { createHarness, TEST_PEPPER, type Harness } from '../support/harness.js';
+import type { FakeSite } from '../fakes/site.fake.js';
+import { TEST_PEPPER, type Harness } from '../support/harness.js';
 import { StreamTokens } from '../../src/modules/streams/stream-token.js';
-import { serveLibrary } from '../support/media-library.js';
+import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { type ParseBody, parseBody } from '../support/bodies.js';
 
 /** Pages written as real sites send them to a browser (see test/fixtures/pages/real-world/README.md). */
@@ -22,21 +22,17 @@ const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
   cover { url } metadata { title } credits { charged balance } } }`;
 
 describe('the built-in reader on real-world pages', () => {
+  let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
 
   beforeAll(async () => {
-    site = await startFakeSite();
-    await serveLibrary(site);
-    for (const page of PAGES) {
-      site.page(`/rw/${page.file}`, readFileSync(join(DIR, page.file), 'utf8').replaceAll('{{origin}}', site.origin));
-    }
-    h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort });
+    // Its transcription providers stay idle: these parses need only the world's site and gateway.
+    const pages = Object.fromEntries(PAGES.map((p) => [`/rw/${p.file}`, join(DIR, p.file)]));
+    world = await transcriptionWorld({ library: true, pagesFromDisk: pages, queue: false });
+    ({ h, site } = world);
   }, 60_000);
-  afterAll(async () => {
-    await h?.close();
-    await site?.close();
-  });
+  afterAll(() => world?.close());
 
   const path = (url: string | null | undefined) => (url ? new URL(url, site.origin).pathname : null);
   const tokens = new StreamTokens(TEST_PEPPER);

@@ -9,6 +9,7 @@ import { createHarness, type Harness, type TestResponse } from '../support/harne
 import { createTestDatabase } from '../support/test-database.js';
 import { openOrm } from '../../src/root.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { RENDITIONS_PAGE } from '../support/factories.js';
 import { parseSetCookie } from '../support/set-cookie.js';
 import { pino } from 'pino';
 import { OPERATOR } from '../../src/modules/principal.js';
@@ -25,13 +26,7 @@ describe('account area sessions (login links)', () => {
   let site: FakeSite;
   beforeAll(async () => {
     site = await startFakeSite();
-    site.page(
-      '/v',
-      `<html><head>
-      <meta property="og:video" content="https://cdn.example/v-1080.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="1080">
-      <meta property="og:video" content="https://cdn.example/v-720.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="720">
-    </head></html>`,
-    );
+    site.page('/v', RENDITIONS_PAGE);
     h = await createHarness({ FETCH_ALLOW_HOSTS: site.hostPort });
   });
   afterAll(async () => {

@@ -1,28 +1,17 @@
 import { execFile } from 'node:child_process';
-import { createReadStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
 import { cachedPath } from '../support/fixture-cache.js';
-import { GatewayProcess } from '../model/gateway-process.js';
-import { gatewayProcessBaseEnv } from '../support/gateway-env.js';
-import { createHarness, type Harness } from '../support/harness.js';
+import { rss, type GatewayProcess } from '../model/gateway-process.js';
+import { measuredGateway, type MeasuredGateway } from '../support/gateway-env.js';
+import type { Harness } from '../support/harness.js';
 import { streamPath } from '../support/streams.js';
 import type { JobBody } from '../support/bodies.js';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
-
-/** Resident memory of a process, in bytes (0 once it is gone). */
-function rss(pid: number): number {
-  try {
-    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * A 30-minute video (made by ffmpeg from lavfi sources at a tiny size, its bit rate held at 400
@@ -33,8 +22,8 @@ describe('streams: memory over a 30-minute file', () => {
   let h: Harness;
   let site: FakeSite;
   let path: string;
+  let measured: MeasuredGateway;
   let gateway: GatewayProcess;
-  let dataDir: string;
 
   beforeAll(async () => {
     path = await cachedPath(join(tmpdir(), 'mediagate-stream-30min-v1.mp4'), async (partial) => {
@@ -46,33 +35,13 @@ describe('streams: memory over a 30-minute file', () => {
       ]);
     });
     site = await startFakeSite();
-    const size = statSync(path).size;
     // Served from disk as it is read (with Range), so the file is never in this process's memory.
-    site.route('/long.mp4', (req, res) => {
-      const m = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
-      const start = m ? Number(m[1]) : 0;
-      const end = m?.[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
-      res.writeHead(m ? 206 : 200, {
-        'content-type': 'video/mp4',
-        'content-length': String(end - start + 1),
-        'accept-ranges': 'bytes',
-        ...(m ? { 'content-range': `bytes ${start}-${end}/${size}` } : {}),
-      });
-      createReadStream(path, { start, end }).pipe(res);
-    });
-    // Accounts are made in this process; the gateway measured is a process of its own on the same database.
-    h = await createHarness({});
-    dataDir = mkdtempSync(join(tmpdir(), 'mediagate-stream-memory-'));
-    gateway = await GatewayProcess.start({
-      ...gatewayProcessBaseEnv({ databaseUrl: h.clientUrl, dataDir, site }),
-      DATABASE_POOL_SIZE: h.database.embedded ? '1' : '4',
-      WORKER_CONCURRENCY: '0',
-    });
+    site.fileFromDisk('/long.mp4', path, 'video/mp4');
+    measured = await measuredGateway(site);
+    ({ h, gateway } = measured);
   }, 120_000);
   afterAll(async () => {
-    await gateway?.stop();
-    await h?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await measured?.close();
     await site?.close();
   });
 

@@ -1,5 +1,4 @@
-import { createCipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
@@ -7,6 +6,7 @@ import { JobQueue } from '../../src/modules/jobs/job-queue.js';
 import { UNREADABLE_SECRET } from '../../src/modules/webhooks/webhook.service.js';
 import { createHttpApp, openOrm, createServices, startWorkers } from '../../src/root.js';
 import type { FakeSite } from '../fakes/site.fake.js';
+import { verifyReference, type FakeWebhookReceiver } from '../fakes/webhook-receiver.fake.js';
 import { TEST_PEPPER, type Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { TEST_DATABASES } from '../support/test-database.js';
@@ -16,39 +16,6 @@ import type { GqlError } from '../support/bodies.js';
 
 const OTHER_PEPPER = 'another-pepper-0123456789abcdef012345';
 const UNDECRYPTABLE_LOG = 'webhook secret does not decrypt: is API_KEY_PEPPER the one it was encrypted with?';
-
-/** A receiver that records every POST and answers 200. */
-async function startReceiver() {
-  const deliveries: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      deliveries.push({ path: req.url ?? '/', headers: req.headers, body });
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    hostPort: `127.0.0.1:${port}`,
-    at: (path: string) => deliveries.filter((d) => d.path === path),
-    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
-  };
-}
-
-/** Standard Webhooks verification, written out (as in webhooks.test.ts). */
-function verifies(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest();
-  return String(headers['webhook-signature'])
-    .split(' ')
-    .some((part) => {
-      const given = Buffer.from(part.split(',')[1] ?? '', 'base64');
-      return part.startsWith('v1,') && given.length === expected.length && timingSafeEqual(given, expected);
-    });
-}
 
 /** A log that keeps its lines, to read what an operator would see. */
 function memoryLog(): { logger: Logger; text: () => string } {
@@ -98,24 +65,19 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
   let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: FakeWebhookReceiver;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
     world = await transcriptionWorld({
       media: [{ path: '/talk.mp3', seconds: 5 }],
-      allowHosts: [receiver.hostPort],
-      env: { WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' },
+      webhookReceiver: true,
       database,
       // No queue of its own: deliveries are made by the gateways each test starts, with the pepper it chooses.
       queue: false,
     });
-    ({ h, site } = world);
+    ({ h, site, receiver } = world);
   }, 60_000);
-  afterAll(async () => {
-    await world?.close();
-    await receiver?.close();
-  });
+  afterAll(() => world?.close());
 
   const stored = async (accountId: string) =>
     (await h.sql<{ s: string }>(`select encode(secret_enc, 'hex') as s from webhook_secret where account_id = ?`, [accountId]))[0]?.s;
@@ -235,7 +197,7 @@ describe.each(TEST_DATABASES)('webhook signing secrets at rest (%s database)', (
         'the delivery',
         async () => receiver.at(`/pepper-${database}`).length > 0 && receiver.at(`/pepper-${database}`),
       );
-      expect(verifies(secret, delivery.headers, delivery.body)).toBe(true);
+      expect(verifyReference(secret, delivery.headers, delivery.body)).toBe(true);
       expect(JSON.parse(delivery.body)).toMatchObject({ type: 'job.succeeded', data: { id: jobId! } });
       expect(
         (await right.gql<{ webhookSecret: { secret: string } }>(`{ webhookSecret { secret } }`, {}, key)).data.webhookSecret.secret,

@@ -1,97 +1,23 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { FakeSite } from '../fakes/site.fake.js';
+import { verifyReference, type FakeWebhookReceiver } from '../fakes/webhook-receiver.fake.js';
 import type { Harness } from '../support/harness.js';
 import { transcriptionWorld, type TranscriptionWorld } from '../support/world.js';
 import { waitFor } from '../support/wait-for.js';
 import { jobBody, type Connection, type ErrorBody } from '../support/bodies.js';
 
-/** One POST a receiver saw. */
-interface Delivery {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/**
- * A webhook receiver on loopback. Each path answers from its own script of statuses (the last one
- * repeats); 'hang' never answers, 'cut' closes the connection without a word.
- */
-async function startReceiver() {
-  const deliveries: Delivery[] = [];
-  const scripts = new Map<string, Array<number | 'hang' | 'cut'>>();
-  const hanging: Array<() => void> = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const path = req.url ?? '/';
-      deliveries.push({ path, headers: req.headers, body });
-      const script = scripts.get(path) ?? [200];
-      const next = script.length > 1 ? script.shift()! : script[0];
-      if (next === 'hang') return void hanging.push(() => res.destroy());
-      if (next === 'cut') return void req.socket.destroy();
-      res.writeHead(next, { 'content-type': 'text/plain' }).end(next >= 400 ? 'receiver-internal-text' : 'ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    hostPort: `127.0.0.1:${port}`,
-    deliveries,
-    script: (path: string, statuses: Array<number | 'hang' | 'cut'>) => void scripts.set(path, statuses),
-    at: (path: string) => deliveries.filter((d) => d.path === path),
-    close: () =>
-      new Promise<void>((r) => {
-        hanging.forEach((end) => end());
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
-/**
- * The Standard Webhooks reference verification, written out: HMAC-SHA256 with the base64-decoded
- * secret over `${id}.${timestamp}.${body}`, compared in constant time with each `v1,` signature.
- */
-function verifyReference(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
-  const id = String(headers['webhook-id']);
-  const timestamp = String(headers['webhook-timestamp']);
-  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest();
-  return String(headers['webhook-signature'])
-    .split(' ')
-    .some((part) => {
-      const [version, signature] = part.split(',');
-      const given = Buffer.from(signature ?? '', 'base64');
-      return version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected);
-    });
-}
-
 describe('webhooks for jobs (Standard Webhooks)', () => {
   let world: TranscriptionWorld;
   let h: Harness;
   let site: FakeSite;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: FakeWebhookReceiver;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    world = await transcriptionWorld({
-      media: [{ path: '/talk.mp3', seconds: 5 }],
-      allowHosts: [receiver.hostPort],
-      env: { WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' },
-    });
-    ({ h, site } = world);
+    world = await transcriptionWorld({ media: [{ path: '/talk.mp3', seconds: 5 }], webhookReceiver: true });
+    ({ h, site, receiver } = world);
     site.endless('/endless.mp3', 'audio/mpeg');
   }, 60_000);
-  afterAll(async () => {
-    await world?.close();
-    await receiver?.close();
-  });
+  afterAll(() => world?.close());
 
   const until = <T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 20_000) =>
     waitFor(probe, { describe: what, timeout: ms, interval: 100 }) as Promise<T>;

@@ -1,4 +1,5 @@
 import type { ErrorBody } from '../../src/http/error-body.js';
+import type { CreditEntryType } from '../../src/graphql/credits/credit.graphql.js';
 import type { SessionView } from '../../src/modules/sessions/session.service.js';
 import type { JobBody as JobBodyOfJob } from '../../src/modules/jobs/job.view.js';
 import type { ParseResponse } from '../../src/modules/parse/parse.service.js';
@@ -56,6 +57,12 @@ export interface Connection<N> {
   edges: { cursor?: string; node: N }[];
   pageInfo?: { hasNextPage: boolean; endCursor: string | null };
 }
+
+/** A connection asked with its pageInfo, to page on. */
+export type PagedConnection<N> = Connection<N> & { pageInfo: NonNullable<Connection<N>['pageInfo']> };
+
+/** A ledger entry as GraphQL gives it (CreditEntry: creditHistory's nodes, a task's entries), as JSON. */
+export type CreditEntryNode = Json<CreditEntryType>;
 
 /** The nodes of a connection, in order. */
 export const nodesOf = <N>(c: Connection<N>): N[] => c.edges.map((e) => e.node);

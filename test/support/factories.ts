@@ -133,3 +133,12 @@ export function page(site: FakeSite, path: string, spec: PageSpec): string {
   site.page(path, pageHtml(spec));
   return `${site.origin}${path}`;
 }
+
+/**
+ * A page naming one video in two renditions, 1080 and 720 (on cdn.example), by Open Graph tags
+ * alone: a parse answers from the tags, 720 unless 1080 is asked for.
+ */
+export const RENDITIONS_PAGE = `<html><head>
+      <meta property="og:video" content="https://cdn.example/v-1080.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="1080">
+      <meta property="og:video" content="https://cdn.example/v-720.mp4"><meta property="og:video:type" content="video/mp4"><meta property="og:video:height" content="720">
+    </head></html>`;

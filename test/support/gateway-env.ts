@@ -1,4 +1,9 @@
-import { TEST_PEPPER } from './harness.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GatewayProcess } from '../model/gateway-process.js';
+import { createHarness, TEST_PEPPER, type Harness } from './harness.js';
+import type { TestDatabaseKind } from './test-database.js';
 
 /** How long a gateway started by a test waits: short, so that deadlines and sweeps happen within a run. */
 export interface GatewayTiming {
@@ -30,6 +35,46 @@ export function gatewayProcessBaseEnv(options: {
     FFMPEG_PATH: process.env.FFMPEG_PATH ?? 'ffmpeg',
     FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe',
   };
+}
+
+/** A gateway process a test measures from outside, and the harness beside it on the same database; closed together. */
+export interface MeasuredGateway {
+  /** The operator's side, in the test's process: accounts and the ledger. */
+  h: Harness;
+  gateway: GatewayProcess;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a harness on a database of its own, then a gateway process on that database with the base
+ * settings above (its data directory a new temporary one) allowed to fetch from `site`.
+ */
+export async function measuredGateway(site: { hostPort: string }, database?: TestDatabaseKind): Promise<MeasuredGateway> {
+  const h = await createHarness({}, undefined, { database });
+  const dataDir = mkdtempSync(join(tmpdir(), 'mediagate-measured-'));
+  const closeHarness = async () => {
+    await h.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const gateway = await GatewayProcess.start({
+      ...gatewayProcessBaseEnv({ databaseUrl: h.clientUrl, dataDir, site }),
+      // The embedded database is served by the harness's process, one statement at a time: one connection, and no job workers polling it.
+      DATABASE_POOL_SIZE: h.database.embedded ? '1' : '4',
+      WORKER_CONCURRENCY: '0',
+    });
+    return {
+      h,
+      gateway,
+      async close() {
+        await gateway.stop();
+        await closeHarness();
+      },
+    };
+  } catch (err) {
+    await closeHarness();
+    throw err;
+  }
 }
 
 /**

@@ -37,6 +37,29 @@ export function makeMedia(opts: { seconds: number; video?: boolean; audio?: bool
   }
 }
 
+/** An MP3 ffmpeg makes from a lavfi `source` (then `args`, before the output), made now and returned as bytes. */
+export function lavfiMp3(source: string, args: string[]): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'mediagate-lavfi-'));
+  try {
+    const out = join(dir, 'media.mp3');
+    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      source,
+      ...args,
+      out,
+    ]);
+    return readFileSync(out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The length ffprobe reads from media bytes (what a provider received), in seconds. */
 export function mediaSeconds(bytes: Buffer, ext: string): number {
   const dir = mkdtempSync(join(tmpdir(), 'mediagate-measure-'));

@@ -4,6 +4,13 @@ import type { Harness } from './harness.js';
 import { waitFor } from './wait-for.js';
 import type { EitherDoorBody, ParseBody } from './bodies.js';
 
+/** The two doors one operation goes through. */
+export type Door = 'rest' | 'graphql';
+
+/** The parse mutation asking for what a probe reads of the media (size, length, codecs, sound), with the charge. */
+export const PROBED_PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
+  status media { url kind width height durationSeconds codecs hasAudio } credits { charged balance } } }`;
+
 /** What one parse answered, whichever door it went through: the status (GraphQL's error code mapped as REST maps it). */
 export interface DoorAnswer {
   status: number;
@@ -14,7 +21,7 @@ export interface DoorAnswer {
 
 /** One parse of `url`, through REST or GraphQL, at `base` (a harness's URL, or another instance's). */
 export async function parseThrough(
-  door: 'rest' | 'graphql',
+  door: Door,
   base: string,
   key: string,
   url: string,

@@ -1,38 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import SrtParser from 'srt-parser-2';
 import webvtt from 'webvtt-parser';
 import type { FakeSite } from '../fakes/site.fake.js';
 import type { Harness } from './harness.js';
 import { transcriptionWorld, type FakeOpenAi, type TranscriptionWorld } from './world.js';
+import { lavfiMp3 } from './media.js';
 
 /** Sound for 8 s, then 1.3 s of silence, again and again: speech with pauses between sentences. */
 export function speechLike(seconds: number): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'mediagate-long-'));
-  try {
-    const out = join(dir, 'speech.mp3');
-    const tone = `aevalsrc='0.4*sin(2*PI*220*t)*sin(2*PI*3*t)*lt(mod(t\\,9.3)\\,8)':s=22050:d=${seconds}`;
-    execFileSync(process.env.FFMPEG_PATH ?? 'ffmpeg', [
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-y',
-      '-f',
-      'lavfi',
-      '-i',
-      tone,
-      '-ac',
-      '1',
-      '-b:a',
-      '64k',
-      out,
-    ]);
-    return readFileSync(out);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const tone = `aevalsrc='0.4*sin(2*PI*220*t)*sin(2*PI*3*t)*lt(mod(t\\,9.3)\\,8)':s=22050:d=${seconds}`;
+  return lavfiMp3(tone, ['-ac', '1', '-b:a', '64k']);
 }
 
 /**

@@ -3,9 +3,11 @@ import { startFakeAssemblyAi } from '../fakes/assemblyai.fake.js';
 import { startFakeDeepgram } from '../fakes/deepgram.fake.js';
 import { startFakeOpenAi } from '../fakes/openai.fake.js';
 import { startFakeSite, type FakeSite } from '../fakes/site.fake.js';
+import { startFakeWebhookReceiver, type FakeWebhookReceiver } from '../fakes/webhook-receiver.fake.js';
 import { pageHtml, type PageSpec } from './factories.js';
 import { createHarness, type Harness } from './harness.js';
 import { makeMedia } from './media.js';
+import { serveLibrary } from './media-library.js';
 import type { TestDatabaseKind } from './test-database.js';
 
 export type FakeOpenAi = Awaited<ReturnType<typeof startFakeOpenAi>>;
@@ -47,9 +49,18 @@ export interface TranscriptionWorldOptions extends WorldGatewayOptions {
   media?: WorldMedia[];
   /** Pages on the fake site, by path: HTML, or what a page holds (see pageHtml). */
   pages?: Record<string, string | PageSpec>;
+  /** Fixture pages on the fake site, by path: the file on disk each is read from (see FakeSite.pageFromDisk). */
+  pagesFromDisk?: Record<string, string>;
+  /** The media library (media-library.ts: the ladder, HLS, DASH, audio, a cover) on the fake site, under its own paths. */
+  library?: boolean;
   /** The fake site's own options. */
   site?: Parameters<typeof startFakeSite>[0];
-  /** More hosts the gateway may fetch from (a webhook receiver, a second site), beside the fake site. */
+  /**
+   * A fake webhook receiver (`receiver`) the gateway may deliver to, retrying a second apart with a
+   * timeout of a second, so that a test waits its retries out (`env` may say otherwise).
+   */
+  webhookReceiver?: boolean;
+  /** More hosts the gateway may fetch from (a second site), beside the fake site. */
   allowHosts?: string[];
   /** false: no gateway yet (the test starts its own with `gateway()`). */
   gateway?: boolean;
@@ -61,6 +72,8 @@ export interface TranscriptionWorld {
   openai: FakeOpenAi;
   deepgram?: FakeDeepgram;
   assemblyai?: FakeAssemblyAi;
+  /** The webhook receiver (throws when the world was started without `webhookReceiver`). */
+  readonly receiver: FakeWebhookReceiver;
   /** The gateway started with the world (throws when it was started with `gateway: false`). */
   readonly h: Harness;
   /** The settings that wire a gateway to this world's site and providers. */
@@ -108,12 +121,18 @@ export async function transcriptionWorld(options: TranscriptionWorldOptions = {}
       site.file(m.path, body, m.contentType ?? contentTypeOf(m.path));
     }
     for (const [path, page] of Object.entries(options.pages ?? {})) site.page(path, typeof page === 'string' ? page : pageHtml(page));
+    for (const [path, file] of Object.entries(options.pagesFromDisk ?? {})) site.pageFromDisk(path, file);
+    if (options.library) await serveLibrary(site);
     const openai = await startFakeOpenAi(options.openai);
     closers.push(() => openai.close());
     const deepgram = options.deepgram ? await startFakeDeepgram(options.deepgram) : undefined;
     if (deepgram) closers.push(() => deepgram.close());
     const assemblyai = options.assemblyai ? await startFakeAssemblyAi(options.assemblyai) : undefined;
     if (assemblyai) closers.push(() => assemblyai.close());
+    const receiver = options.webhookReceiver ? await startFakeWebhookReceiver() : undefined;
+    if (receiver) closers.push(() => receiver.close());
+    const webhookEnv = receiver ? { WEBHOOK_RETRY_DELAY_SECONDS: '1', WEBHOOK_TIMEOUT_SECONDS: '1' } : {};
+    const allowHosts = [site.hostPort, ...(receiver ? [receiver.hostPort] : []), ...(options.allowHosts ?? [])];
 
     const started: WorldProvider[] = [...(deepgram ? ['deepgram' as const] : []), ...(assemblyai ? ['assemblyai' as const] : []), 'openai'];
     const wired = (provider: WorldProvider): Record<string, string> => {
@@ -134,13 +153,17 @@ export async function transcriptionWorld(options: TranscriptionWorldOptions = {}
       openai,
       deepgram,
       assemblyai,
+      get receiver(): FakeWebhookReceiver {
+        if (!receiver) throw new Error('world: started without `webhookReceiver`');
+        return receiver;
+      },
       get h(): Harness {
         if (!first) throw new Error('world: started with `gateway: false`; start one with world.gateway()');
         return first;
       },
       env(providers = started) {
         return Object.assign(
-          { FETCH_ALLOW_HOSTS: [site.hostPort, ...(options.allowHosts ?? [])].join(','), TRANSCRIBE_PROVIDERS: providers.join(',') },
+          { FETCH_ALLOW_HOSTS: allowHosts.join(','), TRANSCRIBE_PROVIDERS: providers.join(','), ...webhookEnv },
           ...providers.map(wired),
         );
       },
@@ -174,4 +197,14 @@ export async function transcriptionWorld(options: TranscriptionWorldOptions = {}
     await closeAll();
     throw err;
   }
+}
+
+/** Starts a transcription job through GraphQL (startTranscription) as `key`; its id. */
+export async function startTranscription(h: Harness, key: string, input: Record<string, unknown>): Promise<string> {
+  const started = await h.gql<{ startTranscription: { id: string } }>(
+    `mutation($i: TranscribeInput!) { startTranscription(input: $i) { id } }`,
+    { i: input },
+    key,
+  );
+  return started.data.startTranscription.id;
 }
