@@ -5,7 +5,7 @@ import type { Config, Settings } from './config.js';
 import { initOrm, migrate, openDatabase, type Database, type OpenOptions } from './db/database.js';
 import { HotPool } from './db/hot-pool.js';
 import { notificationsOf, type Notifications } from './db/notifications.js';
-import { Metrics } from './metrics.js';
+import { createMetrics } from './metrics.js';
 import { AccountService } from './modules/accounts/account.service.js';
 import { OidcVerifier } from './modules/accounts/oidc.verifier.js';
 import { ApiKeyCache } from './modules/api-keys/api-key.cache.js';
@@ -81,7 +81,7 @@ export function createServices(config: Config, orm: MikroORM, log: Logger, parts
   const ownHot = parts.hot ? null : new HotPool(orm.config.get('clientUrl')!, { size: orm.config.get('pool')?.max ?? 1, log });
   const hot = parts.hot ?? ownHot!;
 
-  const metrics = new Metrics();
+  const metrics = createMetrics();
   const client = new GuardedHttpClient({ allowHosts: config.fetchAllowHosts });
   const keyCache = new ApiKeyCache(config.apiKeyCacheMs, notifications);
   // A hold refused for a revoked key means this instance's cache missed the news.
