@@ -1,4 +1,5 @@
 import { AppError } from '../../errors.js';
+import { BudgetBooks, LeasedBytes } from '../../net/budget-books.js';
 
 export interface TempBudgetLimits {
   /** Bytes all transcriptions of the process may have in the temporary directory at once. */
@@ -26,6 +27,9 @@ export const tempDiskBusy = (): AppError =>
     { retryAfterSeconds: TEMP_RETRY_AFTER_SECONDS },
   );
 
+/** The slot a download holds besides its bytes; audio being written holds bytes only. */
+const slot = (download: boolean) => (download ? 'downloads' : undefined);
+
 interface Waiter {
   bytes: number;
   download: boolean;
@@ -39,23 +43,26 @@ interface Waiter {
  * does not (a synchronous request) is refused at once. Bytes never pass `maxBytes`.
  */
 export class TempBudget {
-  private readonly state: TempBudgetState = { bytes: 0, peakBytes: 0, downloads: 0, waiting: 0 };
+  private readonly books: BudgetBooks<'downloads'>;
   private readonly queue: Waiter[] = [];
 
-  constructor(readonly limits: TempBudgetLimits) {}
+  constructor(readonly limits: TempBudgetLimits) {
+    this.books = new BudgetBooks(limits.maxBytes, { downloads: limits.maxDownloads });
+  }
 
   lease(): TempLease {
     return new TempLease(this);
   }
 
   snapshot(): TempBudgetState {
-    return { ...this.state, waiting: this.queue.length };
+    const { bytes, peakBytes } = this.books;
+    return { bytes, peakBytes, downloads: this.books.taken('downloads'), waiting: this.queue.length };
   }
 
   /** @internal Takes the bytes (and a download slot) now if they fit and nobody waits before. */
   tryTake(bytes: number, download: boolean): boolean {
-    if (this.queue.length || !this.fits(bytes, download)) return false;
-    this.take(bytes, download);
+    if (this.queue.length || !this.books.fits(bytes, slot(download))) return false;
+    this.books.take(bytes, slot(download));
     return true;
   }
 
@@ -85,33 +92,22 @@ export class TempBudget {
 
   /** @internal Grows what one lease holds, for audio being written: never waits, never past the budget. */
   tryGrow(bytes: number): boolean {
-    if (this.state.bytes + bytes > this.limits.maxBytes) return false;
-    this.take(bytes, false);
+    if (!this.books.fits(bytes)) return false;
+    this.books.take(bytes);
     return true;
   }
 
   /** @internal */
   give(bytes: number, download: boolean): void {
-    this.state.bytes -= bytes;
-    if (download) this.state.downloads -= 1;
+    this.books.give(bytes, slot(download));
     this.serve();
-  }
-
-  private fits(bytes: number, download: boolean): boolean {
-    return this.state.bytes + bytes <= this.limits.maxBytes && (!download || this.state.downloads < this.limits.maxDownloads);
-  }
-
-  private take(bytes: number, download: boolean): void {
-    this.state.bytes += bytes;
-    if (download) this.state.downloads += 1;
-    if (this.state.bytes > this.state.peakBytes) this.state.peakBytes = this.state.bytes;
   }
 
   /** Lets the waiters in, first come first served: the first that does not fit holds the others back. */
   private serve(): void {
-    while (this.queue.length && this.fits(this.queue[0].bytes, this.queue[0].download)) {
+    while (this.queue.length && this.books.fits(this.queue[0].bytes, slot(this.queue[0].download))) {
       const next = this.queue.shift()!;
-      this.take(next.bytes, next.download);
+      this.books.take(next.bytes, slot(next.download));
       next.grant();
     }
   }
@@ -122,18 +118,17 @@ export class TempBudget {
  * gives everything back, so a task that fails half-way leaks nothing.
  */
 export class TempLease {
-  private held = 0;
+  private readonly held = new LeasedBytes();
   private downloading = false;
-  private ended = false;
 
   constructor(private readonly budget: TempBudget) {}
 
   /** A download slot and `bytes` for its file: at once or refused (`signal` null), or in line until they free. */
   async startDownload(bytes: number, signal: AbortSignal | null): Promise<void> {
-    if (this.ended || this.downloading) throw new Error('a lease downloads once');
+    if (this.held.ended || this.downloading) throw new Error('a lease downloads once');
     if (signal) await this.budget.waitFor(bytes, true, signal);
     else if (!this.budget.tryTake(bytes, true)) throw tempDiskBusy();
-    this.held += bytes;
+    this.held.add(bytes);
     this.downloading = true;
   }
 
@@ -141,37 +136,31 @@ export class TempLease {
   endDownload(kept: number): void {
     if (!this.downloading) return;
     this.downloading = false;
-    const freed = Math.max(0, this.held - kept);
-    this.held -= freed;
-    this.budget.give(freed, true);
+    this.budget.give(this.held.release(this.held.bytes - kept), true);
   }
 
   /** `bytes` more for a file being written, if they fit now. */
   grow(bytes: number): boolean {
-    if (this.ended || !this.budget.tryGrow(bytes)) return false;
-    this.held += bytes;
+    if (this.held.ended || !this.budget.tryGrow(bytes)) return false;
+    this.held.add(bytes);
     return true;
   }
 
   /** A file of `bytes` was removed. */
   free(bytes: number): void {
-    const given = Math.min(bytes, this.held);
-    if (given <= 0) return;
-    this.held -= given;
-    this.budget.give(given, false);
+    const given = this.held.release(bytes);
+    if (given) this.budget.give(given, false);
   }
 
   get bytes(): number {
-    return this.held;
+    return this.held.bytes;
   }
 
   end(): void {
-    if (this.ended) return;
-    this.ended = true;
+    const held = this.held.end();
+    if (held === null) return;
     const download = this.downloading;
     this.downloading = false;
-    const held = this.held;
-    this.held = 0;
     this.budget.give(held, download);
   }
 }

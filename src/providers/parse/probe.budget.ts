@@ -1,3 +1,4 @@
+import { BudgetBooks, LeasedBytes } from '../../net/budget-books.js';
 import type { MemoryLease } from '../../net/range-reader.js';
 
 export interface ProbeBudgetLimits {
@@ -36,20 +37,22 @@ export interface ProbeBudgetObserver {
  * flood of hostile media costs the gateway the budget and no more, and never holds a parse back.
  */
 export class ProbeBudget {
-  private readonly state: ProbeBudgetState = { bytes: 0, peakBytes: 0, probes: 0, ffprobes: 0 };
+  private readonly books: BudgetBooks<'probes' | 'ffprobes'>;
   private readonly perAccount = new Map<string, number>();
 
   constructor(
     readonly limits: ProbeBudgetLimits,
     private readonly observer: ProbeBudgetObserver = {},
-  ) {}
+  ) {
+    this.books = new BudgetBooks(limits.maxBytes, { probes: limits.maxProbes, ffprobes: limits.maxFfprobes });
+  }
 
   /** A probe's lease for `account` (null: a probe nobody's account runs), or why there is none now. */
   start(account: string | null): ProbeLease | ProbeRefusal {
-    if (this.state.probes >= this.limits.maxProbes) return this.refuse('probes');
+    if (!this.books.fits(0, 'probes')) return this.refuse('probes');
     const mine = account === null ? 0 : (this.perAccount.get(account) ?? 0);
     if (account !== null && mine >= this.limits.maxPerAccount) return this.refuse('account');
-    this.state.probes += 1;
+    this.books.take(0, 'probes');
     if (account !== null) this.perAccount.set(account, mine + 1);
     this.changed();
     return new ProbeLease(this, account);
@@ -57,41 +60,41 @@ export class ProbeBudget {
 
   /** What is held now. */
   snapshot(): ProbeBudgetState {
-    return { ...this.state };
+    const { bytes, peakBytes } = this.books;
+    return { bytes, peakBytes, probes: this.books.taken('probes'), ffprobes: this.books.taken('ffprobes') };
   }
 
   /** @internal For ProbeLease: `bytes` more, if they fit. */
   take(bytes: number): boolean {
-    if (this.state.bytes + bytes > this.limits.maxBytes) return false;
-    this.state.bytes += bytes;
-    if (this.state.bytes > this.state.peakBytes) this.state.peakBytes = this.state.bytes;
+    if (!this.books.fits(bytes)) return false;
+    this.books.take(bytes);
     this.changed();
     return true;
   }
 
   /** @internal For ProbeLease. */
   give(bytes: number): void {
-    this.state.bytes -= bytes;
+    this.books.give(bytes);
     this.changed();
   }
 
   /** @internal For ProbeLease: an ffprobe process, if one may start. */
   takeFfprobe(): boolean {
-    if (this.state.ffprobes >= this.limits.maxFfprobes) return false;
-    this.state.ffprobes += 1;
+    if (!this.books.fits(0, 'ffprobes')) return false;
+    this.books.take(0, 'ffprobes');
     this.changed();
     return true;
   }
 
   /** @internal For ProbeLease. */
   giveFfprobe(): void {
-    this.state.ffprobes -= 1;
+    this.books.give(0, 'ffprobes');
     this.changed();
   }
 
   /** @internal For ProbeLease: the probe ended. */
   end(account: string | null): void {
-    this.state.probes -= 1;
+    this.books.give(0, 'probes');
     if (account !== null) {
       const left = (this.perAccount.get(account) ?? 1) - 1;
       if (left > 0) this.perAccount.set(account, left);
@@ -117,9 +120,8 @@ export class ProbeBudget {
  * a probe that fails half-way leaks nothing.
  */
 export class ProbeLease implements MemoryLease {
-  private held = 0;
+  private readonly held = new LeasedBytes();
   private ffprobe = false;
-  private ended = false;
 
   constructor(
     private readonly budget: ProbeBudget,
@@ -127,25 +129,23 @@ export class ProbeLease implements MemoryLease {
   ) {}
 
   reserve(bytes: number): boolean {
-    if (this.ended) return false;
+    if (this.held.ended) return false;
     if (!this.budget.take(bytes)) {
       this.budget.refuse('bytes');
       return false;
     }
-    this.held += bytes;
+    this.held.add(bytes);
     return true;
   }
 
   free(bytes: number): void {
-    const given = Math.min(bytes, this.held);
-    if (given <= 0) return;
-    this.held -= given;
-    this.budget.give(given);
+    const given = this.held.release(bytes);
+    if (given) this.budget.give(given);
   }
 
   /** Whether this probe may start ffprobe now (at most one per probe; given back by `endFfprobe` or `end`). */
   startFfprobe(): boolean {
-    if (this.ended || this.ffprobe) return false;
+    if (this.held.ended || this.ffprobe) return false;
     if (!this.budget.takeFfprobe()) {
       this.budget.refuse('ffprobe');
       return false;
@@ -162,14 +162,14 @@ export class ProbeLease implements MemoryLease {
 
   /** Bytes this probe holds now. */
   get bytes(): number {
-    return this.held;
+    return this.held.bytes;
   }
 
   end(): void {
-    if (this.ended) return;
-    this.free(this.held);
+    const held = this.held.end();
+    if (held === null) return;
+    if (held) this.budget.give(held);
     this.endFfprobe();
-    this.ended = true;
     this.budget.end(this.account);
   }
 }
