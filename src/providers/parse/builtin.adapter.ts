@@ -58,6 +58,20 @@ interface Offer {
   pageUrl: string | null;
 }
 
+/** What a URL that is itself media (a file or a manifest) offers: that one format, and nothing known of it but its site. */
+function directOffer(format: MediaFormat, url: string, manifestText: Offer['manifestText']): Offer {
+  return {
+    sources: [{ formats: [format], title: null, cover: null, durationSeconds: null }],
+    pictures: [],
+    cover: null,
+    metadata: { title: null, author: null, durationSeconds: null, publishedAt: null, description: null, site: new URL(url).hostname },
+    manifestText,
+    direct: true,
+    hidden: false,
+    pageUrl: null,
+  };
+}
+
 /**
  * The pure-Node provider: reads the page through the guarded client and takes what the page itself
  * declares (Open Graph, Twitter cards, JSON-LD, <video>/<audio>), or the URL itself when it is
@@ -123,23 +137,7 @@ export class BuiltinParseProvider implements ParseProvider {
     const direct = classifyDirectMedia(page.headers['content-type'] ?? null, page.url);
     if (direct) {
       if (direct.kind === 'image') throw new ProviderError(this.name, 'no_media', 'The URL is an image, not video or audio.');
-      return {
-        sources: [{ formats: [direct], title: null, cover: null, durationSeconds: null }],
-        pictures: [],
-        cover: null,
-        metadata: {
-          title: null,
-          author: null,
-          durationSeconds: null,
-          publishedAt: null,
-          description: null,
-          site: new URL(page.url).hostname,
-        },
-        manifestText: isManifest(direct) ? { url: direct.url, text: this.manifestText(page.body) } : null,
-        direct: true,
-        hidden: false,
-        pageUrl: null,
-      };
+      return directOffer(direct, page.url, isManifest(direct) ? { url: direct.url, text: this.manifestText(page.body) } : null);
     }
     const contentType = page.headers['content-type'] ?? '';
     const text = decodeHtml(page.body, contentType);
@@ -150,23 +148,7 @@ export class BuiltinParseProvider implements ParseProvider {
         ...classifyDirectMedia(kind === 'm3u8' ? 'application/vnd.apple.mpegurl' : 'application/dash+xml', page.url)!,
         url: page.url,
       };
-      return {
-        sources: [{ formats: [format], title: null, cover: null, durationSeconds: null }],
-        pictures: [],
-        cover: null,
-        metadata: {
-          title: null,
-          author: null,
-          durationSeconds: null,
-          publishedAt: null,
-          description: null,
-          site: new URL(page.url).hostname,
-        },
-        manifestText: { url: page.url, text: this.manifestText(page.body) },
-        direct: true,
-        hidden: false,
-        pageUrl: null,
-      };
+      return directOffer(format, page.url, { url: page.url, text: this.manifestText(page.body) });
     }
     if (!/html|xml/i.test(contentType) && contentType !== '') {
       throw new ProviderError(this.name, 'no_media', 'The URL is neither a web page nor media.');
