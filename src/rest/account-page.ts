@@ -1,10 +1,10 @@
-import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
+import { registerPagePolicy } from './page-policy.js';
 
 /** Where `npm run build` put the account area: dist/account-ui, beside the compiled server or above the sources. */
 function assetsDir(): string | null {
@@ -23,26 +23,13 @@ export async function registerAccountPage(app: FastifyInstance, config: Config):
   const root = assetsDir();
   await app.register(async (scope) => {
     const identityProvider = config.oidc ? new URL(config.oidc.issuer).origin : null;
-    await scope.register(fastifyHelmet, {
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'self'"],
-          scriptSrc: ["'self'"],
-          styleSrc: ["'self'"],
-          // Covers from parse results live on other sites.
-          imgSrc: ["'self'", 'data:', 'blob:', 'https:', 'http:'],
-          connectSrc: ["'self'", ...(identityProvider ? [identityProvider] : [])],
-          // Parse results the gateway streams play from its public address (PUBLIC_URL).
-          mediaSrc: ["'self'", new URL(config.publicUrl).origin],
-          formAction: ["'self'", ...(identityProvider ? [identityProvider] : [])],
-          frameAncestors: ["'none'"],
-          baseUri: ["'none'"],
-          objectSrc: ["'none'"],
-        },
-      },
-      crossOriginEmbedderPolicy: false,
-      referrerPolicy: { policy: 'no-referrer' },
+    await registerPagePolicy(scope, {
+      // Covers from parse results live on other sites.
+      imgSrc: ["'self'", 'data:', 'blob:', 'https:', 'http:'],
+      connectSrc: ["'self'", ...(identityProvider ? [identityProvider] : [])],
+      // Parse results the gateway streams play from its public address (PUBLIC_URL).
+      mediaSrc: ["'self'", new URL(config.publicUrl).origin],
+      formAction: ["'self'", ...(identityProvider ? [identityProvider] : [])],
     });
     scope.get('/account', (_req, reply) => reply.redirect('/account/', 301));
     if (!root) {

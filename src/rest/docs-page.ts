@@ -1,8 +1,8 @@
-import fastifyHelmet from '@fastify/helmet';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { buildOpenApi } from '../docs/openapi.js';
+import { registerPagePolicy } from './page-policy.js';
 
 /** Where the REST reference lives; its document is at `${DOCS_PREFIX}/json` (and `/yaml`). */
 const DOCS_PREFIX = '/docs';
@@ -17,25 +17,12 @@ const DOCS_PREFIX = '/docs';
 export async function registerDocsPage(app: FastifyInstance): Promise<void> {
   // Its own scope: the `swagger` decoration and these headers stay out of the rest of the app.
   await app.register(async (scope) => {
-    await scope.register(fastifyHelmet, {
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'self'"],
-          scriptSrc: ["'self'"],
-          styleSrc: ["'self'"],
-          // Swagger UI's icons are data: URIs in its stylesheet.
-          imgSrc: ["'self'", 'data:'],
-          fontSrc: ["'self'", 'data:'],
-          connectSrc: ["'self'"],
-          formAction: ["'self'"],
-          frameAncestors: ["'none'"],
-          baseUri: ["'none'"],
-          objectSrc: ["'none'"],
-        },
-      },
-      crossOriginEmbedderPolicy: false,
-      referrerPolicy: { policy: 'no-referrer' },
+    await registerPagePolicy(scope, {
+      // Swagger UI's icons are data: URIs in its stylesheet.
+      imgSrc: ["'self'", 'data:'],
+      fontSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      formAction: ["'self'"],
     });
     // Static mode serves the document as it is (its types know OpenAPI 3.0 only; ours is 3.1).
     await scope.register(fastifySwagger, { mode: 'static', specification: { document: buildOpenApi() as never } });
