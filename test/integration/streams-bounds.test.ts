@@ -33,6 +33,7 @@ describe('streams: bounds and refusals', () => {
   let site: FakeSite;
   let elsewhere: FakeSite;
   let clip: Buffer;
+  const misbehaving = new Set<string>();
 
   beforeAll(async () => {
     site = await startFakeSite();
@@ -45,18 +46,19 @@ describe('streams: bounds and refusals', () => {
       if (req.headers.referer !== `${site.origin}/p/guarded`) return void res.writeHead(403).end('no hotlinking');
       serveBytes(req, res, clip, 'video/mp4');
     });
+    // Sources that serve the parse's reads, then misbehave once a test says so (when it opens the stream).
     site.page('/p/broken', `<html><body><video src="/broken.mp4" type="video/mp4"></video></body></html>`);
     site.route('/broken.mp4', (req, res) =>
-      req.headers.referer ? void res.writeHead(500).end() : serveBytes(req, res, clip, 'video/mp4'),
+      misbehaving.has('/broken.mp4') ? void res.writeHead(500).end() : serveBytes(req, res, clip, 'video/mp4'),
     );
     site.page('/p/cut', `<html><body><video src="/cut.mp4" type="video/mp4"></video></body></html>`);
     site.route('/cut.mp4', (req, res) => {
-      if (!req.headers.referer) return serveBytes(req, res, clip, 'video/mp4');
+      if (!misbehaving.has('/cut.mp4')) return serveBytes(req, res, clip, 'video/mp4');
       res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(clip.length) });
       res.write(clip.subarray(0, 20_000), () => res.destroy());
     });
     site.page('/p/hang', `<html><body><video src="/hang.mp4" type="video/mp4"></video></body></html>`);
-    site.route('/hang.mp4', (req, res) => (req.headers.referer ? undefined : serveBytes(req, res, clip, 'video/mp4')));
+    site.route('/hang.mp4', (req, res) => (misbehaving.has('/hang.mp4') ? undefined : serveBytes(req, res, clip, 'video/mp4')));
     site.endless('/endless.mp4', 'video/mp4');
     // Larger than STREAM_MAX_BYTES below.
     site.file('/big.mp4', Buffer.alloc(3 * 1024 * 1024, 7), 'video/mp4');
@@ -164,6 +166,7 @@ describe('streams: bounds and refusals', () => {
     const c = await h.account({ credits: 2 });
     const hanging = await parse({ url: `${site.origin}/p/hang`, mode: 'mute' }, b.key);
     const other = await parse({ url: `${site.origin}/media/av-480.mp4`, mode: 'audio' }, c.key);
+    misbehaving.add('/hang.mp4');
     const leave = new AbortController();
     const pending = fetch(h.url + streamPath(hanging.media.url), { signal: leave.signal }).catch(() => null);
     await waitFor(() => ffmpegChildren().length === 1);
@@ -225,15 +228,17 @@ describe('streams: bounds and refusals', () => {
   it('upstream failing before the first byte is 502 PROVIDER_ERROR; after it, the connection is cut', async () => {
     const { key } = await h.account({ credits: 3 });
     const broken = await parse({ url: `${site.origin}/p/broken`, stream: true }, key);
+    const made = await parse({ url: `${site.origin}/p/broken`, mode: 'mute' }, key);
+    misbehaving.add('/broken.mp4');
     const passed = await h.request('GET', streamPath(broken.media.url));
     expect(passed.statusCode).toBe(502);
     expect(passed.json<ErrorBody>().error.code).toBe('PROVIDER_ERROR');
-    const made = await parse({ url: `${site.origin}/p/broken`, mode: 'mute' }, key);
     const processed = await h.request('GET', streamPath(made.media.url));
     expect(processed.statusCode).toBe(502);
     expect(processed.json<ErrorBody>().error.code).toBe('PROVIDER_ERROR');
 
     const cut = await parse({ url: `${site.origin}/p/cut`, stream: true }, key);
+    misbehaving.add('/cut.mp4');
     const res = await fetch(h.url + streamPath(cut.media.url));
     expect(res.status).toBe(200);
     await expect(res.arrayBuffer()).rejects.toThrow();
