@@ -42,6 +42,14 @@ export interface ProberOptions {
 /** Largest request a scan of a file grows to: a few of them read a segment-sized file end to end. */
 const MAX_RUN_BYTES = 1024 * 1024;
 
+/** One read in progress: its deadline's signal, its lease of the budget, the time it has left, and the headers every request of it carries. */
+interface Reading {
+  signal: AbortSignal;
+  lease: ProbeLease;
+  left: () => number;
+  headers: Record<string, string>;
+}
+
 /** A probe given up for want of budget: its answer is not the file's, so it is not kept. */
 class ProbeSkipped extends Error {
   constructor(readonly why: ProbeRefusal) {
@@ -111,9 +119,9 @@ export class MediaProber {
     const lease = this.options.budget.start(account);
     if (typeof lease === 'string') throw new ProbeSkipped(lease);
     const started = Date.now();
-    const left = () => Math.max(1, this.options.timeoutMs - (Date.now() - started));
+    const r: Reading = { signal, lease, headers, left: () => Math.max(1, this.options.timeoutMs - (Date.now() - started)) };
     try {
-      return playlist ? await this.readPlaylist(url, signal, lease, left, headers) : await this.readFile(url, signal, lease, left, headers);
+      return playlist ? await this.readPlaylist(url, r) : await this.readFile(url, r);
     } catch (err) {
       if (err instanceof ProbeSkipped) throw err;
       return null;
@@ -123,13 +131,8 @@ export class MediaProber {
   }
 
   /** In process over ranges; ffprobe through the relay when the container (or the server, or a part's size) is beyond that reader. */
-  private async readFile(
-    url: string,
-    signal: AbortSignal,
-    lease: ProbeLease,
-    left: () => number,
-    headers: Record<string, string>,
-  ): Promise<StreamFacts> {
+  private async readFile(url: string, r: Reading): Promise<StreamFacts> {
+    const { signal, lease, left, headers } = r;
     const { client, maxBytes, maxPartBytes } = this.options;
     const ranges = new RangeReader(client, url, {
       maxBytes,
@@ -154,20 +157,13 @@ export class MediaProber {
       // Nothing the in-process reader fetched stays in memory while ffprobe reads.
       ranges.release();
     }
-    return this.ffprobe(url, signal, maxBytes - ranges.fetched, left(), lease, headers);
+    return this.ffprobe(url, maxBytes - ranges.fetched, r);
   }
 
-  private async ffprobe(
-    url: string,
-    signal: AbortSignal,
-    maxBytes: number,
-    timeoutMs: number,
-    lease: ProbeLease,
-    headers: Record<string, string>,
-  ): Promise<StreamFacts> {
+  private async ffprobe(url: string, maxBytes: number, { signal, lease, left, headers }: Reading): Promise<StreamFacts> {
     if (!lease.startFfprobe()) throw new ProbeSkipped('ffprobe');
     try {
-      const facts = await withProbeRelay(this.options.client, url, { maxBytes, timeoutMs, signal, headers }, (relay) =>
+      const facts = await withProbeRelay(this.options.client, url, { maxBytes, timeoutMs: left(), signal, headers }, (relay) =>
         probeRelayedStreams(relay, { signal, ffprobePath: this.options.ffprobePath }),
       );
       return this.counted('ffprobe', facts);
@@ -183,15 +179,10 @@ export class MediaProber {
    * part cap, counted while held) and read as a file; its length from the playlist. A segment over
    * the part cap is streamed to ffprobe instead.
    */
-  private async readPlaylist(
-    url: string,
-    signal: AbortSignal,
-    lease: ProbeLease,
-    left: () => number,
-    headers: Record<string, string>,
-  ): Promise<StreamFacts | null> {
+  private async readPlaylist(url: string, r: Reading): Promise<StreamFacts | null> {
+    const { signal, lease } = r;
     const { maxBytes, maxPartBytes } = this.options;
-    const page = await this.fetchWhole(url, signal, lease, this.options.manifestMaxBytes, left(), headers);
+    const page = await this.fetchWhole(url, this.options.manifestMaxBytes, r);
     const reading = readHls(page.toString('utf8'), url);
     lease.free(page.length);
     if (!reading.firstSegment) return null;
@@ -202,7 +193,7 @@ export class MediaProber {
     try {
       for (const part of [init, segmentUrl]) {
         if (!part) continue;
-        const bytes = await this.fetchWhole(part, signal, lease, room, left(), headers);
+        const bytes = await this.fetchWhole(part, room, r);
         room -= bytes.length;
         parts.push(bytes);
       }
@@ -212,7 +203,7 @@ export class MediaProber {
       if (!tooLarge || init) throw err;
       lease.free(parts.reduce((n, p) => n + p.length, 0));
       parts.length = 0;
-      const facts = await this.ffprobe(segmentUrl, signal, maxBytes - page.length, left(), lease, headers);
+      const facts = await this.ffprobe(segmentUrl, maxBytes - page.length, r);
       return { ...facts, durationSeconds };
     }
     const held = parts.reduce((n, p) => n + p.length, 0);
@@ -249,15 +240,8 @@ export class MediaProber {
   }
 
   /** A whole answer of at most `maxBytes`, each chunk counted against the lease as it comes (the caller frees the total). */
-  private async fetchWhole(
-    url: string,
-    signal: AbortSignal,
-    lease: ProbeLease,
-    maxBytes: number,
-    timeoutMs: number,
-    headers: Record<string, string>,
-  ): Promise<Buffer> {
-    const res = await this.options.client.open(url, { signal, timeoutMs, headers });
+  private async fetchWhole(url: string, maxBytes: number, { signal, lease, left, headers }: Reading): Promise<Buffer> {
+    const res = await this.options.client.open(url, { signal, timeoutMs: left(), headers });
     const chunks: Buffer[] = [];
     let total = 0;
     try {
