@@ -7,9 +7,11 @@ import { fetchStream, probeBytes } from '../support/streams.js';
 
 /**
  * Hotlink protection, as CDNs do it: the media answers only a request whose Referer is a page of
- * its own site (403 otherwise). The page's own player sends it, so the gateway must too, for every
- * request a parse makes after the page (reading a file's facts in process or with ffprobe, a
- * manifest, its variants and segments) and for the streams it makes. Through both doors.
+ * its own site (403 otherwise). A caller handed such a URL could not fetch it; the page's own player
+ * sends the Referer, so the gateway reads it so (a file's facts in process or with ffprobe, a
+ * manifest, its variants and segments) once the URL has refused it as a caller would ask, and hands
+ * the caller a stream that sends it. Media that needs no Referer stays direct (the other parse
+ * tests). Through both doors.
  */
 describe('media that answers only with its page as Referer', () => {
   let h: Harness;
@@ -45,10 +47,10 @@ describe('media that answers only with its page as Referer', () => {
   beforeEach(() => void refused.splice(0));
 
   const PARSE = `mutation($input: ParseInput!) { parse(input: $input) {
-    media { url kind height durationSeconds hasAudio delivery } alternatives { height } credits { charged balance } } }`;
+    media { url kind height durationSeconds hasAudio delivery headers } alternatives { height delivery } credits { charged balance } } }`;
   type GqlParse = {
-    media: Pick<ParseBody['media'], 'url' | 'kind' | 'height' | 'durationSeconds' | 'hasAudio' | 'delivery'>;
-    alternatives: { height: number | null }[];
+    media: Pick<ParseBody['media'], 'url' | 'kind' | 'height' | 'durationSeconds' | 'hasAudio' | 'delivery' | 'headers'>;
+    alternatives: { height: number | null; delivery: string }[];
     credits: { charged: number; balance: number };
   };
 
@@ -69,13 +71,20 @@ describe('media that answers only with its page as Referer', () => {
     expect(elsewhere.status).toBe(403);
   });
 
-  it('reads a file’s size, length and sound with the page as Referer', async () => {
+  /** What the site refused: once per URL, asked as a caller would (no Referer); never with the page as Referer. */
+  const refusedWithReferer = () => refused.filter((r) => !r.endsWith('(no Referer)'));
+
+  it('reads a file’s size, length and sound with the page as Referer, and hands the caller a stream that sends it', async () => {
     const { rest, graphql } = await both({ url: `${site.origin}/p/file` });
     for (const media of [rest.media, graphql.media]) {
-      expect(media).toMatchObject({ url: `${site.origin}/guarded/media/av-720.mp4`, kind: 'video', height: 720, hasAudio: true });
+      expect(media).toMatchObject({ kind: 'video', height: 720, hasAudio: true, delivery: 'stream', headers: null });
+      expect(media.url).not.toContain('/guarded/');
       expect(media.durationSeconds).toBeCloseTo(2, 0);
     }
-    expect(refused).toEqual([]);
+    const got = await fetchStream(h, rest.media.url);
+    expect(got.status).toBe(200);
+    expect(got.bytes.equals(readFileSync((await mediaLibrary()).files['/media/av-720.mp4'].path))).toBe(true);
+    expect(new Set(refused)).toEqual(new Set(['/media/av-720.mp4 (no Referer)']));
   });
 
   it('takes the sound of a video only the page may fetch (mode audio): the parse and the stream both send the page as Referer', async () => {
@@ -84,19 +93,27 @@ describe('media that answers only with its page as Referer', () => {
     const got = await fetchStream(h, rest.media.url);
     expect(got.status).toBe(200);
     expect(probeBytes(got.bytes, 'm4a').streams).toEqual([{ type: 'audio', codec: 'aac' }]);
-    expect(refused).toEqual([]);
+    expect(refusedWithReferer()).toEqual([]);
   });
 
-  it('reads an HLS master, its variants and a first segment with the page as Referer', async () => {
+  it('reads an HLS master, its variants and a first segment with the page as Referer, and streams every rendition', async () => {
     const { rest, graphql } = await both({ url: `${site.origin}/p/hls` });
+    expect(new Set(refused)).toEqual(new Set(['/hls/muxed/master.m3u8 (no Referer)']));
     for (const body of [rest, graphql]) {
-      expect(body.media).toMatchObject({ url: expect.stringContaining('/guarded/hls/muxed/'), kind: 'video', hasAudio: true });
+      expect(body.media).toMatchObject({ kind: 'video', hasAudio: true, delivery: 'stream' });
+      expect(body.alternatives.map((a) => a.delivery)).toEqual(body.alternatives.map(() => 'stream'));
       // The variants come from the master; the length only from the variant's own playlist, read after it.
       expect(body.media.height).toBe(720);
       expect(body.alternatives.map((a) => a.height)).toEqual(expect.arrayContaining([480]));
       expect(body.media.durationSeconds).toBeCloseTo(2, 0);
     }
-    expect(refused).toEqual([]);
+    const got = await fetchStream(h, rest.media.url);
+    expect(got.status).toBe(200);
+    expect(
+      probeBytes(got.bytes, 'mp4')
+        .streams.map((s) => s.type)
+        .sort(),
+    ).toEqual(['audio', 'video']);
   });
 
   it('a media URL given alone has no page to name: the CDN refuses it, and the parse says so (nothing charged)', async () => {

@@ -6,10 +6,9 @@ import { classifyDirectMedia } from './direct-media.js';
 import { rankByQuality } from './format-selection.js';
 import { buildMedia, chooseItems, type ItemSource, type PictureSource } from './item-assembly.js';
 import { ManifestError, manifestKind, readDash, readHls, type ManifestReading } from './manifest.reader.js';
-import type { StreamFacts } from '../../media/ffmpeg.js';
-import { applyProbe, type MediaProber } from './media-prober.js';
+import { applyProbe, type MediaProber, type ProbedFacts } from './media-prober.js';
 import { extractPage } from './page-extractor.js';
-import { mediaRequestHeaders } from './request-headers.js';
+import { mediaRequestHeaders, needReferer, refusedAsHotlink } from './request-headers.js';
 import type {
   CoverImage,
   MediaFormat,
@@ -40,8 +39,8 @@ const MAX_MANIFESTS = 4;
 
 const isManifest = (f: MediaFormat) => f.container === 'm3u8' || f.container === 'mpd';
 
-/** Reads one format's facts for this parse (its account's budget, its page as Referer). */
-type Probe = (format: MediaFormat) => Promise<StreamFacts | null>;
+/** Reads one format's facts for this parse (its account's budget, its page as Referer where the source asks for it). */
+type Probe = (format: MediaFormat) => Promise<ProbedFacts | null>;
 
 /** What the page (or the media URL itself) offers before a format is chosen. */
 interface Offer {
@@ -87,7 +86,7 @@ export class BuiltinParseProvider implements ParseProvider {
     const { signal, mode, quality, accountId } = request;
     const offer = await this.offer(request);
     const probed = new Set<string>();
-    // Every read after the page's is made as its player would make it, with the page as Referer.
+    // Every read after the page's may need the page as Referer, as its player sends it (see MediaProber.probe).
     const probe = (format: MediaFormat) => this.options.prober.probe(format, signal, accountId, offer.pageUrl);
     if (offer.hidden) offer.sources = await this.readHidden(offer.sources, mode, probed, probe);
     try {
@@ -196,10 +195,15 @@ export class BuiltinParseProvider implements ParseProvider {
         if (read >= MAX_MANIFESTS) continue;
         read += 1;
         try {
-          const text =
-            offer.manifestText?.url === format.url ? offer.manifestText.text : await this.fetchManifest(format, signal, offer.pageUrl);
+          const { text, referer } =
+            offer.manifestText?.url === format.url
+              ? { text: offer.manifestText.text, referer: null }
+              : await this.fetchManifest(format, signal, offer.pageUrl);
           const reading = this.readManifest(text, format.url);
           await this.checkAddresses(reading);
+          // A manifest served only to its page's player: its variants and renditions come from the same place.
+          if (referer)
+            needReferer([reading.manifest, ...reading.formats, ...reading.formats.flatMap((f) => (f.audio ? [f.audio] : []))], referer);
           expanded.push(...reading.formats, { ...reading.manifest, height: reading.formats.length ? null : format.height });
         } catch (err) {
           if (err instanceof AppError || signal.aborted) throw err;
@@ -212,11 +216,29 @@ export class BuiltinParseProvider implements ParseProvider {
     if (!offer.sources.length && failure) throw failure;
   }
 
-  private async fetchManifest(format: MediaFormat, signal: AbortSignal, pageUrl: string | null): Promise<string> {
-    const { client, manifestMaxBytes } = this.options;
-    const headers = mediaRequestHeaders(format, pageUrl);
+  /**
+   * A manifest's text, fetched as a caller would fetch its URL, or, refused that (a CDN refusing
+   * hotlinks), as the page's player would, with the page as Referer (then `referer` says so).
+   */
+  private async fetchManifest(
+    format: MediaFormat,
+    signal: AbortSignal,
+    pageUrl: string | null,
+  ): Promise<{ text: string; referer: string | null }> {
+    const asCaller = mediaRequestHeaders(format, null);
+    const asPlayer = mediaRequestHeaders(format, pageUrl);
     try {
-      const res = await this.call(() => client.request(format.url, { signal, maxBytes: manifestMaxBytes, headers }));
+      return { text: await this.fetchManifestAs(format.url, signal, asCaller), referer: null };
+    } catch (err) {
+      if (!refusedAsHotlink(err) || asPlayer.referer === asCaller.referer) throw err;
+      return { text: await this.fetchManifestAs(format.url, signal, asPlayer), referer: asPlayer.referer };
+    }
+  }
+
+  private async fetchManifestAs(url: string, signal: AbortSignal, headers: Record<string, string>): Promise<string> {
+    const { client, manifestMaxBytes } = this.options;
+    try {
+      const res = await this.call(() => client.request(url, { signal, maxBytes: manifestMaxBytes, headers }));
       return res.body.toString('utf8');
     } catch (err) {
       if (err instanceof ProviderError && err.kind === 'no_media' && err.cause instanceof FetchError && err.cause.kind === 'too_large') {

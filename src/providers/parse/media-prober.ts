@@ -12,7 +12,7 @@ import { readHls } from './manifest.reader.js';
 import type { MediaFormat } from './parse.types.js';
 import type { ProbeBudget, ProbeLease, ProbeRefusal } from './probe.budget.js';
 import { ReadCache } from './read.cache.js';
-import { mediaRequestHeaders } from './request-headers.js';
+import { mediaRequestHeaders, needReferer, refusedAsHotlink } from './request-headers.js';
 
 /** Which reader answered a read: the in-process one, or ffprobe for what it could not read. */
 export type MediaReader = 'in_process' | 'ffprobe';
@@ -41,6 +41,9 @@ export interface ProberOptions {
 
 /** Largest request a scan of a file grows to: a few of them read a segment-sized file end to end. */
 const MAX_RUN_BYTES = 1024 * 1024;
+
+/** What a read found; `referer` when the source answered only with its page as Referer (see probe). */
+export type ProbedFacts = StreamFacts & { referer?: string };
 
 /** One read in progress: its deadline's signal, its lease of the budget, the time it has left, and the headers every request of it carries. */
 interface Reading {
@@ -84,25 +87,30 @@ export class MediaProber {
 
   /**
    * What the format holds, or null when unknown; `account` (a plain id) is whose probes count against
-   * its cap. Every request is made as the page's player would make it (mediaRequestHeaders): with
-   * `pageUrl`, the page the format was found on (null for a URL given alone), as Referer.
+   * its cap. `pageUrl` is the page the format was found on (null for a URL given alone). The URL is
+   * read first as a caller would fetch it (with only the headers its provider reported); a source
+   * that refuses that (401 or 403: a CDN refusing hotlinks) is read again as the page's player
+   * would fetch it, with the page as Referer, and the facts then say so (`referer`), so that the
+   * answer hands the caller a URL that plays (applyProbe, then a stream that sends it).
    */
   async probe(
     format: MediaFormat,
     signal: AbortSignal,
     account: string | null = null,
     pageUrl: string | null = null,
-  ): Promise<StreamFacts | null> {
+  ): Promise<ProbedFacts | null> {
     if (format.container === 'mpd') return null; // a segmented DASH manifest is described by itself
     const playlist = format.container === 'm3u8';
-    const headers = mediaRequestHeaders(format, pageUrl);
+    const asCaller = mediaRequestHeaders(format, null);
+    const asPlayer = mediaRequestHeaders(format, pageUrl);
     // Another site's Referer may get another answer (a CDN refusing hotlinks checks the site, not the
     // page): the headers are part of the key, the Referer by its origin, so the pages of one site share a read.
-    const { referer, ...others } = headers;
+    const { referer, ...others } = asPlayer;
     const site = referer && URL.canParse(referer) ? new URL(referer).origin : (referer ?? '-');
     const key = `${playlist ? 'm3u8' : 'file'} ${format.url} ${site} ${JSON.stringify(others)}`;
+    const read = (deadline: AbortSignal) => this.read(format.url, playlist, deadline, account, asCaller, asPlayer);
     try {
-      return await this.reads.get(key, (deadline) => this.read(format.url, playlist, deadline, account, headers), signal);
+      return await this.reads.get(key, read, signal);
     } catch (err) {
       if (err instanceof ProbeSkipped) return null;
       throw err;
@@ -114,14 +122,25 @@ export class MediaProber {
     playlist: boolean,
     signal: AbortSignal,
     account: string | null,
-    headers: Record<string, string>,
-  ): Promise<StreamFacts | null> {
+    asCaller: Record<string, string>,
+    asPlayer: Record<string, string>,
+  ): Promise<ProbedFacts | null> {
     const lease = this.options.budget.start(account);
     if (typeof lease === 'string') throw new ProbeSkipped(lease);
     const started = Date.now();
-    const r: Reading = { signal, lease, headers, left: () => Math.max(1, this.options.timeoutMs - (Date.now() - started)) };
+    const left = () => Math.max(1, this.options.timeoutMs - (Date.now() - started));
+    const readAs = (headers: Record<string, string>) => {
+      const r: Reading = { signal, lease, headers, left };
+      return playlist ? this.readPlaylist(url, r) : this.readFile(url, r);
+    };
     try {
-      return playlist ? await this.readPlaylist(url, r) : await this.readFile(url, r);
+      try {
+        return await readAs(asCaller);
+      } catch (err) {
+        if (!refusedAsHotlink(err) || asPlayer.referer === asCaller.referer) throw err;
+        const facts = await readAs(asPlayer);
+        return facts && { ...facts, referer: asPlayer.referer };
+      }
     } catch (err) {
       if (err instanceof ProbeSkipped) throw err;
       return null;
@@ -287,8 +306,10 @@ function looksLikeText(head: Buffer): boolean {
 }
 
 /** Fills what a probe learnt into a format: the file's own streams outrank what the page said of them. */
-export function applyProbe(format: MediaFormat, facts: StreamFacts | null): void {
+export function applyProbe(format: MediaFormat, facts: ProbedFacts | null): void {
   if (!facts) return;
+  // The caller could not fetch it: the headers it needs make it a stream the gateway sends them for.
+  if (facts.referer) needReferer([format], facts.referer);
   // A format the gateway's stream makes from this URL keeps what it will be: only its length and codecs are learned.
   if (format.derived) {
     format.durationSeconds ??= facts.durationSeconds;
