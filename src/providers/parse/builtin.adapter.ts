@@ -8,7 +8,7 @@ import { buildMedia, chooseItems, type ItemSource, type PictureSource } from './
 import { ManifestError, manifestKind, readDash, readHls, type ManifestReading } from './manifest.reader.js';
 import { applyProbe, type MediaProber, type ProbedFacts } from './media-prober.js';
 import { extractPage } from './page-extractor.js';
-import { mediaRequestHeaders, needReferer, refusedAsHotlink } from './request-headers.js';
+import { asCallerOrPlayer, needReferer } from './request-headers.js';
 import type {
   CoverImage,
   MediaFormat,
@@ -195,10 +195,10 @@ export class BuiltinParseProvider implements ParseProvider {
         if (read >= MAX_MANIFESTS) continue;
         read += 1;
         try {
-          const { text, referer } =
+          const { value: text, referer } =
             offer.manifestText?.url === format.url
-              ? { text: offer.manifestText.text, referer: null }
-              : await this.fetchManifest(format, signal, offer.pageUrl);
+              ? { value: offer.manifestText.text, referer: null }
+              : await asCallerOrPlayer(format, offer.pageUrl, (headers) => this.fetchManifest(format.url, signal, headers));
           const reading = this.readManifest(text, format.url);
           await this.checkAddresses(reading);
           // A manifest served only to its page's player: its variants and renditions come from the same place.
@@ -216,26 +216,7 @@ export class BuiltinParseProvider implements ParseProvider {
     if (!offer.sources.length && failure) throw failure;
   }
 
-  /**
-   * A manifest's text, fetched as a caller would fetch its URL, or, refused that (a CDN refusing
-   * hotlinks), as the page's player would, with the page as Referer (then `referer` says so).
-   */
-  private async fetchManifest(
-    format: MediaFormat,
-    signal: AbortSignal,
-    pageUrl: string | null,
-  ): Promise<{ text: string; referer: string | null }> {
-    const asCaller = mediaRequestHeaders(format, null);
-    const asPlayer = mediaRequestHeaders(format, pageUrl);
-    try {
-      return { text: await this.fetchManifestAs(format.url, signal, asCaller), referer: null };
-    } catch (err) {
-      if (!refusedAsHotlink(err) || asPlayer.referer === asCaller.referer) throw err;
-      return { text: await this.fetchManifestAs(format.url, signal, asPlayer), referer: asPlayer.referer };
-    }
-  }
-
-  private async fetchManifestAs(url: string, signal: AbortSignal, headers: Record<string, string>): Promise<string> {
+  private async fetchManifest(url: string, signal: AbortSignal, headers: Record<string, string>): Promise<string> {
     const { client, manifestMaxBytes } = this.options;
     try {
       const res = await this.call(() => client.request(url, { signal, maxBytes: manifestMaxBytes, headers }));

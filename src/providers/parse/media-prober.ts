@@ -12,7 +12,7 @@ import { readHls } from './manifest.reader.js';
 import type { MediaFormat } from './parse.types.js';
 import type { ProbeBudget, ProbeLease, ProbeRefusal } from './probe.budget.js';
 import { ReadCache } from './read.cache.js';
-import { mediaRequestHeaders, needReferer, refusedAsHotlink } from './request-headers.js';
+import { asCallerOrPlayer, mediaRequestHeaders, needReferer } from './request-headers.js';
 
 /** Which reader answered a read: the in-process one, or ffprobe for what it could not read. */
 export type MediaReader = 'in_process' | 'ffprobe';
@@ -101,14 +101,12 @@ export class MediaProber {
   ): Promise<ProbedFacts | null> {
     if (format.container === 'mpd') return null; // a segmented DASH manifest is described by itself
     const playlist = format.container === 'm3u8';
-    const asCaller = mediaRequestHeaders(format, null);
-    const asPlayer = mediaRequestHeaders(format, pageUrl);
     // Another site's Referer may get another answer (a CDN refusing hotlinks checks the site, not the
     // page): the headers are part of the key, the Referer by its origin, so the pages of one site share a read.
-    const { referer, ...others } = asPlayer;
+    const { referer, ...others } = mediaRequestHeaders(format, pageUrl);
     const site = referer && URL.canParse(referer) ? new URL(referer).origin : (referer ?? '-');
     const key = `${playlist ? 'm3u8' : 'file'} ${format.url} ${site} ${JSON.stringify(others)}`;
-    const read = (deadline: AbortSignal) => this.read(format.url, playlist, deadline, account, asCaller, asPlayer);
+    const read = (deadline: AbortSignal) => this.read(format, playlist, deadline, account, pageUrl);
     try {
       return await this.reads.get(key, read, signal);
     } catch (err) {
@@ -118,12 +116,11 @@ export class MediaProber {
   }
 
   private async read(
-    url: string,
+    format: MediaFormat,
     playlist: boolean,
     signal: AbortSignal,
     account: string | null,
-    asCaller: Record<string, string>,
-    asPlayer: Record<string, string>,
+    pageUrl: string | null,
   ): Promise<ProbedFacts | null> {
     const lease = this.options.budget.start(account);
     if (typeof lease === 'string') throw new ProbeSkipped(lease);
@@ -131,16 +128,11 @@ export class MediaProber {
     const left = () => Math.max(1, this.options.timeoutMs - (Date.now() - started));
     const readAs = (headers: Record<string, string>) => {
       const r: Reading = { signal, lease, headers, left };
-      return playlist ? this.readPlaylist(url, r) : this.readFile(url, r);
+      return playlist ? this.readPlaylist(format.url, r) : this.readFile(format.url, r);
     };
     try {
-      try {
-        return await readAs(asCaller);
-      } catch (err) {
-        if (!refusedAsHotlink(err) || asPlayer.referer === asCaller.referer) throw err;
-        const facts = await readAs(asPlayer);
-        return facts && { ...facts, referer: asPlayer.referer };
-      }
+      const { value: facts, referer } = await asCallerOrPlayer(format, pageUrl, readAs);
+      return facts && referer ? { ...facts, referer } : facts;
     } catch (err) {
       if (err instanceof ProbeSkipped) throw err;
       return null;

@@ -14,10 +14,27 @@ export function mediaRequestHeaders(format: Pick<MediaFormat, 'headers'>, pageUr
 }
 
 /**
- * Whether a source refused a request as a CDN refuses a hotlink (401 or 403): asked again as the
- * page's player would (with the page as Referer), it may answer, and then the URL needs its page.
+ * Fetches a format as a caller handed its URL would (with only the headers its provider reported);
+ * refused that as a CDN refuses a hotlink, once more as the page's player would, with the page as
+ * Referer. `referer` is that page when only the second answered: the URL needs it.
  */
-export function refusedAsHotlink(err: unknown): boolean {
+export async function asCallerOrPlayer<T>(
+  format: Pick<MediaFormat, 'headers'>,
+  pageUrl: string | null,
+  fetch: (headers: Record<string, string>) => Promise<T>,
+): Promise<{ value: T; referer: string | null }> {
+  const asCaller = mediaRequestHeaders(format, null);
+  try {
+    return { value: await fetch(asCaller), referer: null };
+  } catch (err) {
+    const asPlayer = mediaRequestHeaders(format, pageUrl);
+    if (!refusedAsHotlink(err) || !asPlayer.referer || asPlayer.referer === asCaller.referer) throw err;
+    return { value: await fetch(asPlayer), referer: asPlayer.referer };
+  }
+}
+
+/** Whether a source refused a request as a CDN refuses a hotlink (401 or 403). */
+function refusedAsHotlink(err: unknown): boolean {
   const cause = err instanceof FetchError ? err : err instanceof Error && err.cause instanceof FetchError ? err.cause : null;
   return cause?.kind === 'http_status' && (cause.status === 401 || cause.status === 403);
 }
