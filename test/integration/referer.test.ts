@@ -116,6 +116,22 @@ describe('media that answers only with its page as Referer', () => {
     ).toEqual(['audio', 'video']);
   });
 
+  it('a source that answers a caller, then refuses it, is not read a second time with the Referer (its bytes count once)', async () => {
+    const clip = readFileSync((await mediaLibrary()).files['/media/av-720.mp4'].path);
+    const asked: string[] = [];
+    let answered = 0;
+    site.route('/turncoat.mp4', (req, res) => {
+      asked.push(req.headers.referer ?? '(no Referer)');
+      // Its first range without a Referer (the moov box is at the end: the read needs a second), then 403.
+      if (req.headers.referer || answered++ === 0) return serveBytes(req, res, clip, 'video/mp4');
+      res.writeHead(403).end('no hotlinking');
+    });
+    site.page('/p/turncoat', `<html><head><title>Turncoat</title></head><body><video src="/turncoat.mp4"></video></body></html>`);
+    const { rest, graphql } = await both({ url: `${site.origin}/p/turncoat` });
+    for (const media of [rest.media, graphql.media]) expect(media).toMatchObject({ delivery: 'direct', height: null, hasAudio: null });
+    expect(asked).toEqual(['(no Referer)', '(no Referer)']);
+  });
+
   it('a media URL given alone has no page to name: the CDN refuses it, and the parse says so (nothing charged)', async () => {
     const { key, accountId } = await h.account({ credits: 3 });
     const res = await h.rest('/api/parse', { url: `${site.origin}/guarded/media/av-720.mp4` }, key);

@@ -45,12 +45,16 @@ const MAX_RUN_BYTES = 1024 * 1024;
 /** What a read found; `referer` when the source answered only with its page as Referer (see probe). */
 export type ProbedFacts = StreamFacts & { referer?: string };
 
-/** One read in progress: its deadline's signal, its lease of the budget, the time it has left, and the headers every request of it carries. */
+/**
+ * One read in progress: its deadline's signal, its lease of the budget, the time it has left, the
+ * headers every request of it carries, and the bytes it has fetched so far.
+ */
 interface Reading {
   signal: AbortSignal;
   lease: ProbeLease;
   left: () => number;
   headers: Record<string, string>;
+  fetched: number;
 }
 
 /** A probe given up for want of budget: its answer is not the file's, so it is not kept. */
@@ -126,12 +130,14 @@ export class MediaProber {
     if (typeof lease === 'string') throw new ProbeSkipped(lease);
     const started = Date.now();
     const left = () => Math.max(1, this.options.timeoutMs - (Date.now() - started));
+    const readings: Reading[] = [];
     const readAs = (headers: Record<string, string>) => {
-      const r: Reading = { signal, lease, headers, left };
+      const r: Reading = { signal, lease, headers, left, fetched: 0 };
+      readings.push(r);
       return playlist ? this.readPlaylist(format.url, r) : this.readFile(format.url, r);
     };
     try {
-      const { value: facts, referer } = await asCallerOrPlayer(format, pageUrl, readAs);
+      const { value: facts, referer } = await asCallerOrPlayer(format, pageUrl, readAs, () => readings[0].fetched === 0);
       return facts && referer ? { ...facts, referer } : facts;
     } catch (err) {
       if (err instanceof ProbeSkipped) throw err;
@@ -167,14 +173,17 @@ export class MediaProber {
     } finally {
       // Nothing the in-process reader fetched stays in memory while ffprobe reads.
       ranges.release();
+      r.fetched += ranges.fetched;
     }
     return this.ffprobe(url, maxBytes - ranges.fetched, r);
   }
 
-  private async ffprobe(url: string, maxBytes: number, { signal, lease, left, headers }: Reading): Promise<StreamFacts> {
+  private async ffprobe(url: string, maxBytes: number, r: Reading): Promise<StreamFacts> {
+    const { signal, lease, headers } = r;
     if (!lease.startFfprobe()) throw new ProbeSkipped('ffprobe');
     try {
-      const facts = await withProbeRelay(this.options.client, url, { maxBytes, timeoutMs: left(), signal, headers }, (relay) =>
+      const onBytes = (n: number) => void (r.fetched += n);
+      const facts = await withProbeRelay(this.options.client, url, { maxBytes, timeoutMs: r.left(), signal, headers, onBytes }, (relay) =>
         probeRelayedStreams(relay, { signal, ffprobePath: this.options.ffprobePath }),
       );
       return this.counted('ffprobe', facts);
@@ -251,8 +260,9 @@ export class MediaProber {
   }
 
   /** A whole answer of at most `maxBytes`, each chunk counted against the lease as it comes (the caller frees the total). */
-  private async fetchWhole(url: string, maxBytes: number, { signal, lease, left, headers }: Reading): Promise<Buffer> {
-    const res = await this.options.client.open(url, { signal, timeoutMs: left(), headers });
+  private async fetchWhole(url: string, maxBytes: number, r: Reading): Promise<Buffer> {
+    const { signal, lease } = r;
+    const res = await this.options.client.open(url, { signal, timeoutMs: r.left(), headers: r.headers });
     const chunks: Buffer[] = [];
     let total = 0;
     try {
@@ -263,6 +273,7 @@ export class MediaProber {
         if (total + chunk.length > maxBytes) throw new FetchError('too_large', `The answer is larger than ${maxBytes} bytes.`);
         if (!lease.reserve(chunk.length)) throw new ProbeSkipped('bytes');
         total += chunk.length;
+        r.fetched += chunk.length;
         chunks.push(chunk);
       }
     } catch (err) {

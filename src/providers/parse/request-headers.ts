@@ -16,19 +16,22 @@ export function mediaRequestHeaders(format: Pick<MediaFormat, 'headers'>, pageUr
 /**
  * Fetches a format as a caller handed its URL would (with only the headers its provider reported);
  * refused that as a CDN refuses a hotlink, once more as the page's player would, with the page as
- * Referer. `referer` is that page when only the second answered: the URL needs it.
+ * Referer. `referer` is that page when only the second answered: the URL needs it. `spentNothing`
+ * says whether the refused fetch cost no upstream bytes: only then is it asked again, so the two
+ * together read no more than one may (a source that answers, then refuses, is not read twice).
  */
 export async function asCallerOrPlayer<T>(
   format: Pick<MediaFormat, 'headers'>,
   pageUrl: string | null,
   fetch: (headers: Record<string, string>) => Promise<T>,
+  spentNothing: () => boolean = () => true,
 ): Promise<{ value: T; referer: string | null }> {
   const asCaller = mediaRequestHeaders(format, null);
   try {
     return { value: await fetch(asCaller), referer: null };
   } catch (err) {
     const asPlayer = mediaRequestHeaders(format, pageUrl);
-    if (!refusedAsHotlink(err) || !asPlayer.referer || asPlayer.referer === asCaller.referer) throw err;
+    if (!refusedAsHotlink(err) || !spentNothing() || !asPlayer.referer || asPlayer.referer === asCaller.referer) throw err;
     return { value: await fetch(asPlayer), referer: asPlayer.referer };
   }
 }
